@@ -1,0 +1,1 @@
+"""Built-in configuration shipped with the package (voice presets)."""
