@@ -1,0 +1,413 @@
+"""The :class:`Engine` facade: text in, 24 kHz speech out.
+
+Loads the four published graphs (plus our scoring graph), resolves language, instruct and
+duration like upstream ``generate``, decodes code grids in batches, splits long text into
+chunks as upstream ``_generate_chunked`` does, and runs the vocoder and post-processing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from . import model_files
+from .decoder import DecodeItem, DecodeOptions, Decoder, DecodeStats
+from .duration import estimate_num_frames
+from .instruct import normalize_instruct
+from .languages import resolve_language
+from .model_files import ModelError, ModelPaths
+from .postprocess import cross_fade_chunks, post_process
+from .prompt import PromptBuilder
+from .scoring import MASK_ID, NUM_CODEBOOKS, build_scoring_model
+from .sessions import Graph, ProviderChoice, choose_providers
+from .text import chunk_text_punctuation
+
+_LOGGER = logging.getLogger(__name__)
+
+SAMPLE_RATE = 24000
+FRAME_RATE = 25
+SAMPLES_PER_FRAME = SAMPLE_RATE // FRAME_RATE
+#: Upstream chunks text whose estimate exceeds 30 s into pieces of about 15 s.
+CHUNK_THRESHOLD_FRAMES = 30 * FRAME_RATE
+CHUNK_DURATION_S = 15.0
+PRECISIONS = ("fp32", "fp16")
+
+_REQUEST_KEYS = (
+    "text", "language", "instruct", "ref_text", "ref_codes", "ref_rms", "speed",
+    "num_frames", "seed",
+)
+
+
+@dataclass(frozen=True)
+class SynthesisRequest:
+    """One utterance to synthesize (see :meth:`Engine.synthesize`)."""
+
+    text: str
+    language: str | None = None
+    instruct: str | None = None
+    ref_text: str | None = None
+    ref_codes: np.ndarray | None = field(default=None, compare=False)
+    ref_rms: float | None = None
+    speed: float | None = None
+    num_frames: int | None = None
+    seed: int | None = None
+
+
+@dataclass
+class _Plan:
+    """A request resolved like upstream ``_preprocess_all``."""
+
+    text: str
+    language: str | None
+    instruct: str | None
+    ref_text: str | None
+    ref_codes: np.ndarray | None
+    ref_rms: float | None
+    num_frames: int
+    speed: float
+    rng: np.random.Generator
+
+
+class Engine:
+    """OmniVoice inference on onnxruntime. Blocking and not thread-safe: one owner thread."""
+
+    sample_rate = SAMPLE_RATE
+
+    def __init__(
+        self,
+        paths: ModelPaths,
+        providers: ProviderChoice,
+        *,
+        layout: str = "packed",
+        threads: int | None = None,
+    ) -> None:
+        self.paths = paths
+        self._providers = providers
+        self._threads = threads
+        self.prompts = PromptBuilder(paths.tokenizer)
+        embeddings = Graph(paths.embeddings, providers, threads=threads)
+        embeddings.require(["input_ids", "audio_mask"], ["inputs_embeds"], exact=True)
+        backbone = _load_backbone(paths.backbone, providers, threads)
+        hidden_size = _hidden_size(backbone, embeddings)
+        heads_model = _load_heads(paths.heads)
+        scorer = Graph(
+            paths.heads, providers, threads=threads, label="scoring",
+            model_bytes=build_scoring_model(heads_model, hidden_size, sampling=False),
+        )
+
+        def sampling_scorer() -> Graph:
+            return Graph(
+                paths.heads, providers, threads=threads, label="scoring (sampling)",
+                model_bytes=build_scoring_model(heads_model, hidden_size, sampling=True),
+            )
+
+        self.vocoder = Graph(paths.vocoder, providers, threads=threads)
+        self.vocoder.require(["codes"], ["waveform_24k"], exact=True)
+        self.decoder = Decoder(embeddings, backbone, scorer, sampling_scorer, hidden_size,
+                               layout=layout)
+        self.hidden_size = hidden_size
+        devices = {g.device for g in (embeddings, backbone, scorer, self.vocoder)}
+        self.device = "cuda" if devices == {"cuda"} else "cpu"
+        if providers.device == "cuda" and self.device != "cuda":
+            _LOGGER.warning(
+                "CUDA provider did not load for every graph (%s); running on CPU",
+                ", ".join(sorted(devices)),
+            )
+        _check_bidirectional(self.decoder, paths.backbone)
+        self.fingerprint = paths.fingerprint()
+        self._reference_encoder: Any = None
+        _LOGGER.info(
+            "OmniVoice engine ready on %s (hidden %d, layout %s, model %s)",
+            self.device.upper(), hidden_size, layout, paths.root,
+        )
+
+    @classmethod
+    def load(
+        cls,
+        model_dir: str | Path,
+        device: str = "auto",
+        *,
+        precision: str = "fp32",
+        layout: str = "packed",
+        threads: int | None = None,
+    ) -> Engine:
+        """Load a model directory (see :mod:`.model_files`) on ``auto``/``cuda``/``cpu``."""
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
+        backbone = model_files.BACKBONE if precision == "fp32" else model_files.BACKBONE_FP16
+        paths = ModelPaths.from_dir(model_dir, backbone=backbone)
+        providers = choose_providers(device)
+        if device == "auto":
+            _LOGGER.info("device auto: trying %s", providers.device.upper())
+        return cls(paths, providers, layout=layout, threads=threads)
+
+    @property
+    def last_stats(self) -> DecodeStats:
+        """Timing of the last decode (for benchmarks)."""
+        return self.decoder.last_stats
+
+    # -- planning ----------------------------------------------------------------------
+    def _plan(self, request: SynthesisRequest, rng: np.random.Generator | None = None) -> _Plan:
+        if not isinstance(request.text, str):
+            raise ValueError("text must be a string")
+        language = resolve_language(request.language)
+        instruct = normalize_instruct(request.instruct, request.text) \
+            if request.instruct is not None else None
+        ref_codes = _check_ref_codes(request.ref_codes)
+        ref_text = request.ref_text if ref_codes is not None else None
+        if ref_codes is not None and not ref_text:
+            raise ValueError("ref_codes need their transcript in ref_text")
+        ref_len = int(ref_codes.shape[1]) if ref_codes is not None else None
+        speed = 1.0 if request.speed is None else float(request.speed)
+        if not 0.0 < speed <= 10.0:
+            raise ValueError(f"speed must be in (0, 10], not {request.speed}")
+        if request.num_frames is not None:
+            frames = int(request.num_frames)
+            if frames < 1:
+                raise ValueError(f"num_frames must be at least 1, not {request.num_frames}")
+            estimate = estimate_num_frames(request.text, ref_text, ref_len, 1.0)
+            speed = estimate / frames
+        else:
+            frames = estimate_num_frames(request.text, ref_text, ref_len, speed)
+        return _Plan(
+            text=request.text, language=language, instruct=instruct, ref_text=ref_text,
+            ref_codes=ref_codes, ref_rms=request.ref_rms, num_frames=frames, speed=speed,
+            rng=rng if rng is not None else np.random.default_rng(request.seed),
+        )
+
+    def _decode(self, plans: Sequence[_Plan], options: DecodeOptions) -> list[np.ndarray]:
+        items = [
+            DecodeItem(
+                prompt=self.prompts.build(
+                    plan.text, num_target=plan.num_frames, language=plan.language,
+                    instruct=plan.instruct, ref_text=plan.ref_text,
+                    ref_codes=plan.ref_codes, denoise=options.denoise,
+                ),
+                rng=plan.rng,
+            )
+            for plan in plans
+        ]
+        return self.decoder.decode(items, options)
+
+    # -- public API ----------------------------------------------------------------------
+    def generate_codes(
+        self,
+        text: str,
+        *,
+        language: str | None = None,
+        instruct: str | None = None,
+        ref_text: str | None = None,
+        ref_codes: np.ndarray | None = None,
+        num_frames: int | None = None,
+        speed: float | None = None,
+        options: DecodeOptions | None = None,
+        seed: int | None = None,
+    ) -> np.ndarray:
+        """Decode one chunk of text into codes, int64 ``[8, T]`` (no long-text splitting)."""
+        request = SynthesisRequest(
+            text=text, language=language, instruct=instruct, ref_text=ref_text,
+            ref_codes=ref_codes, speed=speed, num_frames=num_frames, seed=seed,
+        )
+        return self._decode([self._plan(request)], options or DecodeOptions())[0]
+
+    def generate_codes_batch(
+        self,
+        requests: Sequence[Mapping[str, Any]],
+        *,
+        options: DecodeOptions | None = None,
+        seed: int | None = None,
+    ) -> list[np.ndarray]:
+        """Decode several requests in one batch; per-item results equal single decodes.
+
+        ``seed`` seeds items that carry no ``seed`` of their own (item ``i`` gets
+        ``seed + i``).
+        """
+        plans = [
+            self._plan(_as_request(req, seed, index)) for index, req in enumerate(requests)
+        ]
+        if not plans:
+            return []
+        return self._decode(plans, options or DecodeOptions())
+
+    def synthesize(
+        self,
+        text: str,
+        *,
+        language: str | None = None,
+        instruct: str | None = None,
+        ref_text: str | None = None,
+        ref_codes: np.ndarray | None = None,
+        ref_rms: float | None = None,
+        speed: float | None = None,
+        num_frames: int | None = None,
+        options: DecodeOptions | None = None,
+        seed: int | None = None,
+    ) -> np.ndarray:
+        """Text to float32 mono audio at :attr:`sample_rate`, post-processed like upstream."""
+        request = SynthesisRequest(
+            text=text, language=language, instruct=instruct, ref_text=ref_text,
+            ref_codes=ref_codes, ref_rms=ref_rms, speed=speed, num_frames=num_frames,
+            seed=seed,
+        )
+        return self.synthesize_batch([request], options=options)[0]
+
+    def synthesize_batch(
+        self, requests: Sequence[SynthesisRequest], *, options: DecodeOptions | None = None
+    ) -> list[np.ndarray]:
+        """Synthesize several requests together (one decode per chunk round)."""
+        options = options or DecodeOptions()
+        plans = [self._plan(req) for req in requests]
+        chunked = [self._chunk_plans(plan) for plan in plans]
+        codes: list[list[np.ndarray]] = [[] for _ in plans]
+        rounds = max((len(c) for c in chunked), default=0)
+        for round_index in range(rounds):
+            members = [i for i, chunks in enumerate(chunked) if round_index < len(chunks)]
+            round_plans = []
+            for i in members:
+                plan = chunked[i][round_index]
+                if round_index > 0 and plans[i].ref_codes is None:
+                    # Upstream: later chunks of an uncloned text clone chunk 0's voice.
+                    plan = self._replan(plan, ref_codes=codes[i][0],
+                                        ref_text=chunked[i][0].text)
+                round_plans.append(plan)
+            for i, result in zip(members, self._decode(round_plans, options), strict=True):
+                codes[i].append(result)
+        return [
+            self._render(chunks, plan.ref_rms) for chunks, plan in zip(codes, plans, strict=True)
+        ]
+
+    def decode_audio(self, codes: np.ndarray) -> np.ndarray:
+        """Vocoder: int ``[8, T]`` codes to raw float32 audio (no post-processing)."""
+        codes = np.asarray(codes)
+        if codes.ndim != 2 or codes.shape[0] != NUM_CODEBOOKS:
+            raise ValueError(f"codes must have shape [8, T], not {list(codes.shape)}")
+        if np.any(codes == MASK_ID):
+            raise ValueError("codes still hold MASK (1024) cells; the decode is incomplete")
+        if codes.size and (codes.min() < 0 or codes.max() >= MASK_ID):
+            raise ValueError("codes must be in 0..1023")
+        (wave,) = self.vocoder.run({"codes": codes.astype(np.int64)[:, None, :]},
+                                   ["waveform_24k"])
+        return wave.reshape(-1).astype(np.float32, copy=False)
+
+    def encode_reference(self, wav: np.ndarray, sample_rate: int, ref_text: str) -> Any:
+        """Encode a cloning reference into a ``VoicePrompt`` (codes, text, rms)."""
+        if self._reference_encoder is None:
+            from .reference import ReferenceEncoder
+
+            self._reference_encoder = ReferenceEncoder(self.paths.root, self._providers)
+        return self._reference_encoder.encode(wav, sample_rate, ref_text)
+
+    # -- helpers -------------------------------------------------------------------------
+    def _chunk_plans(self, plan: _Plan) -> list[_Plan]:
+        if plan.num_frames <= CHUNK_THRESHOLD_FRAMES or not plan.text:
+            return [plan]
+        frames_per_char = plan.num_frames / len(plan.text)
+        chunk_len = int(CHUNK_DURATION_S * FRAME_RATE / frames_per_char)
+        pieces = chunk_text_punctuation(plan.text, chunk_len, 3)
+        if not pieces:
+            return [plan]
+        _LOGGER.debug("Long text split into %d chunks", len(pieces))
+        return [self._replan(plan, text=piece) for piece in pieces]
+
+    def _replan(self, plan: _Plan, **changes: Any) -> _Plan:
+        values = {**plan.__dict__, **changes}
+        ref_codes = values["ref_codes"]
+        ref_len = int(ref_codes.shape[1]) if ref_codes is not None else None
+        values["num_frames"] = estimate_num_frames(
+            values["text"], values["ref_text"], ref_len, plan.speed
+        )
+        return _Plan(**values)
+
+    def _render(self, chunks: list[np.ndarray], ref_rms: float | None) -> np.ndarray:
+        audio = [self.decode_audio(c) for c in chunks]
+        joined = audio[0] if len(audio) == 1 else cross_fade_chunks(audio, SAMPLE_RATE)
+        return post_process(joined, ref_rms)
+
+
+def _as_request(req: Mapping[str, Any] | SynthesisRequest, seed: int | None,
+                index: int) -> SynthesisRequest:
+    if isinstance(req, SynthesisRequest):
+        return req
+    unknown = set(req) - set(_REQUEST_KEYS)
+    if unknown:
+        raise ValueError(f"unknown request keys {sorted(unknown)}; allowed: {_REQUEST_KEYS}")
+    values = dict(req)
+    if values.get("seed") is None and seed is not None:
+        values["seed"] = seed + index
+    return SynthesisRequest(**values)
+
+
+def _check_ref_codes(ref_codes: Any) -> np.ndarray | None:
+    if ref_codes is None:
+        return None
+    codes = np.asarray(ref_codes)
+    if codes.ndim != 2 or codes.shape[0] != NUM_CODEBOOKS or codes.shape[1] < 1:
+        raise ValueError(f"ref_codes must have shape [8, T_ref], not {list(codes.shape)}")
+    if not np.issubdtype(codes.dtype, np.integer):
+        raise ValueError("ref_codes must be integers")
+    if codes.min() < 0 or codes.max() >= MASK_ID:
+        raise ValueError("ref_codes must be in 0..1023")
+    return codes.astype(np.int64)
+
+
+def _load_backbone(path: Path, providers: ProviderChoice, threads: int | None) -> Graph:
+    backbone = Graph(path, providers, threads=threads)
+    if any(name.startswith("past_key_values") for name in backbone.inputs):
+        raise ModelError(
+            f"{path} is a causal decoder with a KV cache (onnx-community llm_decoder.onnx); "
+            "OmniVoice needs the bidirectional backbone llm_backbone_fp32.onnx from "
+            "dellusional/OmniVoice-ONNX-bidirectional."
+        )
+    backbone.require(["inputs_embeds", "attention_mask"], ["hidden_states"], exact=True)
+    mask_spec = backbone.inputs["attention_mask"]
+    if mask_spec.dtype is not np.bool_ or len(mask_spec.shape) != 4:
+        raise ModelError(
+            f"{path}: attention_mask must be a bool [B, 1, S, S] tensor, found "
+            f"{mask_spec.dtype.__name__} with rank {len(mask_spec.shape)}; this is not the "
+            "bidirectional OmniVoice backbone."
+        )
+    return backbone
+
+
+def _hidden_size(backbone: Graph, embeddings: Graph) -> int:
+    for spec in (backbone.inputs["inputs_embeds"], embeddings.outputs["inputs_embeds"]):
+        if len(spec.shape) == 3 and isinstance(spec.shape[2], int):
+            return int(spec.shape[2])
+    ids = np.full((1, NUM_CODEBOOKS, 1), MASK_ID, dtype=np.int64)
+    (embeds,) = embeddings.run({"input_ids": ids, "audio_mask": np.ones((1, 1), bool)},
+                               ["inputs_embeds"])
+    return int(embeds.shape[-1])
+
+
+def _load_heads(path: Path) -> onnx.ModelProto:
+    try:
+        return onnx.load(str(path))
+    except Exception as err:
+        raise ModelError(f"Could not read {path}: {err}. Download it again.") from err
+
+
+def _check_bidirectional(decoder: Decoder, path: Path) -> None:
+    """Refuse a causal backbone: changing the last position must move earlier states."""
+    rng = np.random.default_rng(0)
+    length = 8
+    embeds = rng.standard_normal((1, length, decoder.hidden_size)).astype(np.float32)
+    mask = np.ones((1, 1, length, length), dtype=bool)
+    feeds = decoder.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": mask})
+    (before,) = decoder.backbone.session.run(["hidden_states"], feeds)
+    embeds[0, -1] = rng.standard_normal(decoder.hidden_size).astype(np.float32) * 4
+    feeds = decoder.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": mask})
+    (after,) = decoder.backbone.session.run(["hidden_states"], feeds)
+    earlier = np.abs(after[0, :-1].astype(np.float32) - before[0, :-1].astype(np.float32))
+    if not np.all(np.isfinite(after)) or float(earlier.max()) <= 1e-6:
+        raise ModelError(
+            f"{path} is causal: changing the last position left earlier hidden states "
+            "unchanged. OmniVoice needs bidirectional attention; onnx-community's "
+            "llm_decoder.onnx cannot be used. Download llm_backbone_fp32.onnx from "
+            "dellusional/OmniVoice-ONNX-bidirectional."
+        )

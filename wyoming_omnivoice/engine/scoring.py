@@ -1,0 +1,163 @@
+"""Our own ONNX scoring graph, composed after the published audio-heads graph.
+
+The decode loop must never pull ``[8, T, 1025]`` logits through numpy. This module builds one
+graph that takes the backbone's hidden states and, inside onnxruntime,
+
+1. gathers only the scored positions (the target frames of each conditional and
+   unconditional row),
+2. runs the published audio heads on them (fp16 or fp32, cast at the boundary),
+3. applies classifier-free guidance in log-softmax space exactly as upstream
+   (``log_softmax(lc + g * (lc - lu))``, or ``log_softmax(c)`` when guidance is 0),
+4. drops the MASK entry (id 1024) and returns the argmax token and its log-probability,
+   ``[B, 8, T]`` each, plus (sampling variant) the top-10 % candidates for class sampling.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+import onnx.version_converter
+from onnx import TensorProto, compose, helper, numpy_helper
+
+from .model_files import ModelError
+
+AUDIO_VOCAB = 1025
+MASK_ID = 1024
+NUM_CODEBOOKS = 8
+#: Upstream keeps ceil(0.1 * 1025) candidates when class_temperature > 0.
+TOP_K_CLASSES = math.ceil(0.1 * AUDIO_VOCAB)
+
+HIDDEN = "hidden_states"
+COND_INDEX = "cond_index"
+UNCOND_INDEX = "uncond_index"
+GUIDANCE = "guidance_scale"
+USE_CFG = "use_cfg"
+PRED = "pred_tokens"
+CONF = "confidence"
+TOPK_VALUES = "topk_log_probs"
+TOPK_INDICES = "topk_tokens"
+
+_PREFIX = "heads/"
+_MIN_OPSET = 17
+
+
+def _elem_type(value_info: onnx.ValueInfoProto) -> int:
+    return value_info.type.tensor_type.elem_type
+
+
+def build_scoring_model(heads: onnx.ModelProto, hidden_size: int, *, sampling: bool) -> bytes:
+    """Compose gather -> heads -> CFG scoring into one serialized ONNX model."""
+    if len(heads.graph.input) != 1 or len(heads.graph.output) < 1:
+        raise ModelError("audio_heads_decoder.onnx must have one input (hidden_states)")
+    heads_in = heads.graph.input[0]
+    heads_out = next((o for o in heads.graph.output if o.name == "logits"), None)
+    if heads_in.name != "hidden_states" or heads_out is None:
+        raise ModelError(
+            "audio_heads_decoder.onnx must map 'hidden_states' to 'logits'; it has inputs "
+            f"{[i.name for i in heads.graph.input]} and outputs "
+            f"{[o.name for o in heads.graph.output]}"
+        )
+    opset = max(
+        (o.version for o in heads.opset_import if o.domain in ("", "ai.onnx")), default=0
+    )
+    if opset < 13:
+        heads = onnx.version_converter.convert_version(heads, _MIN_OPSET)
+        opset = _MIN_OPSET
+    opset = max(opset, _MIN_OPSET)
+    heads = compose.add_prefix(heads, _PREFIX)
+    heads_input_type = _elem_type(heads.graph.input[0])
+    heads_output_type = _elem_type(
+        next(o for o in heads.graph.output if o.name == _PREFIX + "logits")
+    )
+
+    nodes: list[onnx.NodeProto] = []
+    inits: list[onnx.TensorProto] = [
+        numpy_helper.from_array(np.array([-1, hidden_size], dtype=np.int64), "flat_shape"),
+        numpy_helper.from_array(np.array([0], dtype=np.int64), "zero_1d"),
+        numpy_helper.from_array(np.array([1], dtype=np.int64), "one_1d"),
+        numpy_helper.from_array(np.array([MASK_ID], dtype=np.int64), "mask_id_1d"),
+        numpy_helper.from_array(np.array([-1], dtype=np.int64), "last_axis"),
+        numpy_helper.from_array(np.array([np.iinfo(np.int64).max], dtype=np.int64), "int_max"),
+    ]
+    # Gather the scored positions of every row: [2B, T, H].
+    nodes += [
+        helper.make_node("Reshape", [HIDDEN, "flat_shape"], ["hidden_flat"]),
+        helper.make_node("Concat", [COND_INDEX, UNCOND_INDEX], ["all_index"], axis=0),
+        helper.make_node("Gather", ["hidden_flat", "all_index"], ["gathered"], axis=0),
+    ]
+    gathered = "gathered"
+    if heads_input_type != TensorProto.FLOAT:
+        nodes.append(helper.make_node("Cast", [gathered], ["gathered_cast"], to=heads_input_type))
+        gathered = "gathered_cast"
+    # Feed the heads graph: rename its input to our gathered tensor.
+    heads_nodes = []
+    for node in heads.graph.node:
+        node = onnx.NodeProto.FromString(node.SerializeToString())
+        node.input[:] = [gathered if n == _PREFIX + "hidden_states" else n for n in node.input]
+        heads_nodes.append(node)
+    nodes += heads_nodes
+    logits = _PREFIX + "logits"
+    if heads_output_type != TensorProto.FLOAT:
+        nodes.append(helper.make_node("Cast", [logits], ["logits_f32"], to=TensorProto.FLOAT))
+        logits = "logits_f32"
+    # Split the cond rows (first B) from the uncond rows (last B).
+    nodes += [
+        helper.make_node("Shape", [COND_INDEX], ["cond_shape"]),
+        helper.make_node("Slice", ["cond_shape", "zero_1d", "one_1d"], ["batch_1d"]),
+        helper.make_node("Slice", [logits, "zero_1d", "batch_1d", "zero_1d"], ["c_logits"]),
+        helper.make_node("Slice", [logits, "batch_1d", "int_max", "zero_1d"], ["u_logits"]),
+        helper.make_node("LogSoftmax", ["c_logits"], ["lc"], axis=-1),
+        helper.make_node("LogSoftmax", ["u_logits"], ["lu"], axis=-1),
+        helper.make_node("Sub", ["lc", "lu"], ["lc_minus_lu"]),
+        helper.make_node("Mul", [GUIDANCE, "lc_minus_lu"], ["guided_delta"]),
+        helper.make_node("Add", ["lc", "guided_delta"], ["guided"]),
+        helper.make_node("LogSoftmax", ["guided"], ["lp_cfg"], axis=-1),
+        helper.make_node("Where", [USE_CFG, "lp_cfg", "lc"], ["log_probs"]),
+        # MASK suppression: drop the last entry (setting it to -inf never wins argmax/max).
+        helper.make_node("Slice", ["log_probs", "zero_1d", "mask_id_1d", "last_axis"],
+                         ["log_probs_codes"]),
+        helper.make_node("ArgMax", ["log_probs_codes"], [PRED], axis=-1, keepdims=0),
+    ]
+    if opset >= 18:
+        nodes.append(
+            helper.make_node("ReduceMax", ["log_probs_codes", "last_axis"], [CONF], keepdims=0)
+        )
+    else:
+        nodes.append(helper.make_node("ReduceMax", ["log_probs_codes"], [CONF], axes=[-1],
+                                      keepdims=0))
+    outputs = [
+        helper.make_tensor_value_info(PRED, TensorProto.INT64, ["B", NUM_CODEBOOKS, "T"]),
+        helper.make_tensor_value_info(CONF, TensorProto.FLOAT, ["B", NUM_CODEBOOKS, "T"]),
+    ]
+    if sampling:
+        inits.append(numpy_helper.from_array(np.array([TOP_K_CLASSES], dtype=np.int64), "top_k"))
+        nodes.append(
+            helper.make_node("TopK", ["log_probs_codes", "top_k"], [TOPK_VALUES, TOPK_INDICES],
+                             axis=-1, largest=1, sorted=1)
+        )
+        outputs += [
+            helper.make_tensor_value_info(TOPK_VALUES, TensorProto.FLOAT,
+                                          ["B", NUM_CODEBOOKS, "T", TOP_K_CLASSES]),
+            helper.make_tensor_value_info(TOPK_INDICES, TensorProto.INT64,
+                                          ["B", NUM_CODEBOOKS, "T", TOP_K_CLASSES]),
+        ]
+    inputs = [
+        helper.make_tensor_value_info(HIDDEN, TensorProto.FLOAT, ["R", "L", hidden_size]),
+        helper.make_tensor_value_info(COND_INDEX, TensorProto.INT64, ["B", "T"]),
+        helper.make_tensor_value_info(UNCOND_INDEX, TensorProto.INT64, ["B", "T"]),
+        helper.make_tensor_value_info(GUIDANCE, TensorProto.FLOAT, []),
+        helper.make_tensor_value_info(USE_CFG, TensorProto.BOOL, []),
+    ]
+    graph = helper.make_graph(
+        nodes, "omnivoice_scoring", inputs, outputs,
+        initializer=list(heads.graph.initializer) + inits,
+    )
+    graph.value_info.extend(heads.graph.value_info)
+    opsets = [helper.make_opsetid("", opset)] + [
+        o for o in heads.opset_import if o.domain not in ("", "ai.onnx")
+    ]
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="wyoming-omnivoice")
+    model.ir_version = max(heads.ir_version, 8)
+    return model.SerializeToString()

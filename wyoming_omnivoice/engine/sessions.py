@@ -1,0 +1,176 @@
+"""onnxruntime sessions: provider choice, I/O contract checks and dtype casting.
+
+Every graph is wrapped in a :class:`Graph` that finds its inputs and outputs by name, reads
+their element types from the session and casts float16 <-> float32 at the boundary, so both
+the published fp16 graphs and fp32 exports work with the same calling code.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .model_files import ModelError
+
+_LOGGER = logging.getLogger(__name__)
+
+CUDA_PROVIDER = "CUDAExecutionProvider"
+CPU_PROVIDER = "CPUExecutionProvider"
+DEVICES = ("auto", "cuda", "cpu")
+
+_ORT_TO_NUMPY = {
+    "tensor(float)": np.float32,
+    "tensor(float16)": np.float16,
+    "tensor(double)": np.float64,
+    "tensor(int64)": np.int64,
+    "tensor(int32)": np.int32,
+    "tensor(bool)": np.bool_,
+}
+
+
+def import_onnxruntime() -> Any:
+    """Import onnxruntime with an install hint when it is missing."""
+    try:
+        import onnxruntime
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ModelError(
+            "onnxruntime is not installed. Install wyoming-omnivoice with the [gpu] extra on a "
+            "CUDA host or the [cpu] extra elsewhere, e.g. pip install 'wyoming-omnivoice[cpu]'."
+        ) from err
+    return onnxruntime
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    """The execution providers handed to onnxruntime, and the device they mean."""
+
+    device: str  # "cuda" or "cpu"
+    providers: tuple[Any, ...]
+
+
+def cuda_provider_options() -> dict[str, str]:
+    return {
+        # Heuristic search avoids cuDNN's slow exhaustive benchmarking at session start.
+        "cudnn_conv_algo_search": "HEURISTIC",
+        "arena_extend_strategy": "kSameAsRequested",
+    }
+
+
+def choose_providers(device: str) -> ProviderChoice:
+    """Map the user's ``device`` to onnxruntime providers (CUDA is verified per session)."""
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
+    ort = import_onnxruntime()
+    available = ort.get_available_providers()
+    if device == "cpu":
+        return ProviderChoice("cpu", (CPU_PROVIDER,))
+    if CUDA_PROVIDER not in available:
+        if device == "cuda":
+            raise ModelError(
+                "device 'cuda' was requested but this onnxruntime has no CUDA provider "
+                f"(available: {', '.join(available)}). Install onnxruntime-gpu "
+                "(pip install 'wyoming-omnivoice[gpu]') and make sure the CUDA 13 and cuDNN 9 "
+                "libraries are found, or use --device cpu."
+            )
+        return ProviderChoice("cpu", (CPU_PROVIDER,))
+    return ProviderChoice("cuda", ((CUDA_PROVIDER, cuda_provider_options()), CPU_PROVIDER))
+
+
+def session_options(*, threads: int | None = None) -> Any:
+    ort = import_onnxruntime()
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # Sessions run one after another in the decode loop; spinning threads of one session
+    # steal the cores of the next one (measured: a 135 ms forward took ~200 ms).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    if threads:
+        options.intra_op_num_threads = threads
+    options.log_severity_level = 3
+    return options
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    dtype: Any  # numpy dtype class
+    shape: tuple[Any, ...]
+
+
+class Graph:
+    """One onnxruntime session with name-based I/O and dtype casting at the boundary."""
+
+    def __init__(
+        self,
+        path: Path,
+        providers: ProviderChoice,
+        *,
+        model_bytes: bytes | None = None,
+        label: str | None = None,
+        threads: int | None = None,
+    ) -> None:
+        ort = import_onnxruntime()
+        self.path = path
+        self.label = label or path.name
+        source: Any = model_bytes if model_bytes is not None else str(path)
+        try:
+            self.session = ort.InferenceSession(
+                source, sess_options=session_options(threads=threads),
+                providers=list(providers.providers),
+            )
+        except Exception as err:
+            raise ModelError(
+                f"Could not load {path}: {err}. The file may be truncated or not an ONNX graph; "
+                "delete it and let the server download it again."
+            ) from err
+        active = self.session.get_providers()
+        self.device = "cuda" if active and active[0] == CUDA_PROVIDER else "cpu"
+        self.inputs = {i.name: _spec(i) for i in self.session.get_inputs()}
+        self.outputs = {o.name: _spec(o) for o in self.session.get_outputs()}
+
+    def require(self, inputs: Sequence[str], outputs: Sequence[str], *, exact: bool) -> None:
+        """Raise ModelError unless the graph has these inputs/outputs (``exact``: no others)."""
+        missing_in = [n for n in inputs if n not in self.inputs]
+        missing_out = [n for n in outputs if n not in self.outputs]
+        extra_in = sorted(set(self.inputs) - set(inputs)) if exact else []
+        if missing_in or missing_out or extra_in:
+            problems = []
+            if missing_in:
+                problems.append(f"missing inputs {missing_in}")
+            if missing_out:
+                problems.append(f"missing outputs {missing_out}")
+            if extra_in:
+                problems.append(f"unexpected inputs {extra_in}")
+            raise ModelError(
+                f"{self.path} does not have the expected interface ({'; '.join(problems)}). "
+                f"It has inputs {sorted(self.inputs)} and outputs {sorted(self.outputs)}; "
+                f"expected inputs {list(inputs)} and outputs {list(outputs)}."
+            )
+
+    def cast_inputs(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
+        cast: dict[str, Any] = {}
+        for name, value in feeds.items():
+            want = self.inputs[name].dtype
+            if isinstance(value, np.ndarray) and value.dtype != want:
+                value = value.astype(want)
+            cast[name] = value
+        return cast
+
+    def run(self, feeds: Mapping[str, Any], outputs: Sequence[str]) -> list[np.ndarray]:
+        """Run with numpy feeds; float outputs come back as float32."""
+        results = self.session.run(list(outputs), self.cast_inputs(feeds))
+        return [
+            r.astype(np.float32) if r.dtype == np.float16 else r for r in results
+        ]
+
+
+def _spec(node: Any) -> TensorSpec:
+    dtype = _ORT_TO_NUMPY.get(node.type)
+    if dtype is None:
+        dtype = np.float32
+    return TensorSpec(node.name, dtype, tuple(node.shape))
