@@ -1,10 +1,9 @@
 """The batched masked-diffusion decode loop (upstream ``_generate_iterative``).
 
-Each step runs three graphs:
+Each step runs three graphs on the whole batch:
 
-* the embeddings graph on the target frames only (the prefix embeddings are computed once:
-  embedding is position-wise, and the conditional and unconditional copies of the target
-  frames hold the same tokens, so one lookup serves both),
+* the published embeddings graph on the token grid (the current target tokens are written
+  into both the conditional and the unconditional copies first),
 * the bidirectional backbone on all rows of the batch in one call,
 * our scoring graph (:mod:`.scoring`) on the scored positions only, returning ``[B, 8, T]``
   argmax tokens and confidences.
@@ -26,6 +25,7 @@ Two row layouts are exact to upstream:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -100,9 +100,13 @@ class DecodeStats:
 
 
 class _Batch:
-    """The static layout of one batch: row buffers, mask and gather indices."""
+    """The static layout of one batch: the token grid, mask and gather indices.
 
-    def __init__(self, prompts: list[Prompt], hidden: int, layout: str) -> None:
+    ``pad_to`` rounds the row length up (length buckets); padded positions attend only to
+    themselves and no valid position attends to them, so valid outputs are unchanged.
+    """
+
+    def __init__(self, prompts: list[Prompt], layout: str, pad_to: int | None = None) -> None:
         self.prompts = prompts
         self.layout = layout
         size = len(prompts)
@@ -114,32 +118,38 @@ class _Batch:
         else:
             rows = 2 * size
             length = max(p.length for p in prompts)
+        if pad_to is not None:
+            length = max(length, pad_to)
         self.rows, self.length = rows, length
-        self.embeds = np.zeros((rows, length, hidden), dtype=np.float32)
+        self.ids = np.full((rows, NUM_CODEBOOKS, length), MASK_ID, dtype=np.int64)
+        self.audio_mask = np.zeros((rows, length), dtype=bool)
         self.mask = np.zeros((rows, 1, length, length), dtype=bool)
         # Where each item's target frames sit: (row, start) for the cond and uncond copies.
         self.cond_slot: list[tuple[int, int]] = []
         self.uncond_slot: list[tuple[int, int]] = []
-        diag = np.arange(length)
+        used_per_row = [0] * rows
         for i, p in enumerate(prompts):
             s_len, t_len = p.length, p.num_target
             if layout == "packed":
                 cond_row = uncond_row = i
                 uncond_start = s_len
-                used = s_len + t_len
             else:
                 cond_row, uncond_row = i, size + i
                 uncond_start = 0
-                used = s_len
+            self.ids[cond_row, :, :s_len] = p.ids
+            self.audio_mask[cond_row, :s_len] = p.audio_mask
+            self.audio_mask[uncond_row, uncond_start:uncond_start + t_len] = True
             self.mask[cond_row, 0, :s_len, :s_len] = True
             self.mask[uncond_row, 0, uncond_start:uncond_start + t_len,
                       uncond_start:uncond_start + t_len] = True
+            used_per_row[cond_row] = max(used_per_row[cond_row], s_len)
+            used_per_row[uncond_row] = max(used_per_row[uncond_row], uncond_start + t_len)
             self.cond_slot.append((cond_row, s_len - t_len))
             self.uncond_slot.append((uncond_row, uncond_start))
-            # Padded positions attend to themselves only: no all-False mask row, no NaN.
-            self.mask[cond_row, 0, diag[used:], diag[used:]] = True
-            if layout == "rows":
-                self.mask[uncond_row, 0, diag[t_len:], diag[t_len:]] = True
+        # Padded positions attend to themselves only: no all-False mask row, no NaN.
+        for row, used in enumerate(used_per_row):
+            pad = np.arange(used, length)
+            self.mask[row, 0, pad, pad] = True
         self.cond_index = np.zeros((size, self.t_max), dtype=np.int64)
         self.uncond_index = np.zeros((size, self.t_max), dtype=np.int64)
         for i, t_len in enumerate(self.t_lens):
@@ -149,12 +159,13 @@ class _Batch:
             row, start = self.uncond_slot[i]
             self.uncond_index[i, :t_len] = row * length + start + frames
 
-    def put_targets(self, i: int, target_embeds: np.ndarray) -> None:
+    def put_tokens(self, i: int, tokens: np.ndarray) -> None:
+        """Write item ``i``'s current target tokens ``[8, T_i]`` into both copies."""
         t_len = self.t_lens[i]
         row, start = self.cond_slot[i]
-        self.embeds[row, start:start + t_len] = target_embeds[:t_len]
+        self.ids[row, :, start:start + t_len] = tokens
         row, start = self.uncond_slot[i]
-        self.embeds[row, start:start + t_len] = target_embeds[:t_len]
+        self.ids[row, :, start:start + t_len] = tokens
 
 
 class Decoder:
@@ -165,7 +176,7 @@ class Decoder:
         embeddings: Graph,
         backbone: Graph,
         scorer: Graph,
-        sampling_scorer_factory,
+        sampling_scorer_factory: Callable[[], Graph],
         hidden_size: int,
         layout: str = "packed",
     ) -> None:
@@ -180,13 +191,6 @@ class Decoder:
         self.layout = layout
         self.last_stats = DecodeStats()
 
-    # -- graph calls -------------------------------------------------------------------
-    def embed(self, ids: np.ndarray, audio_mask: np.ndarray) -> np.ndarray:
-        (embeds,) = self.embeddings.run(
-            {"input_ids": ids, "audio_mask": audio_mask}, ["inputs_embeds"]
-        )
-        return embeds
-
     def _scorer_for(self, options: DecodeOptions) -> Graph:
         if options.class_temperature <= 0:
             return self.scorer
@@ -194,25 +198,41 @@ class Decoder:
             self._sampling_scorer = self._sampling_scorer_factory()
         return self._sampling_scorer
 
+    def forward(self, batch: _Batch, scorer: Graph, guidance: np.ndarray,
+                use_cfg: np.ndarray, want: list[str], stats: DecodeStats) -> list[np.ndarray]:
+        """One model evaluation: embeddings -> backbone -> scoring, ``[B, 8, T]`` out."""
+        t0 = time.perf_counter()
+        (embeds,) = self.embeddings.session.run(
+            ["inputs_embeds"],
+            self.embeddings.cast_inputs({"input_ids": batch.ids, "audio_mask": batch.audio_mask}),
+        )
+        t1 = time.perf_counter()
+        (hidden,) = self.backbone.session.run(
+            ["hidden_states"],
+            self.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": batch.mask}),
+        )
+        t2 = time.perf_counter()
+        results = scorer.run(
+            {HIDDEN: hidden, COND_INDEX: batch.cond_index, UNCOND_INDEX: batch.uncond_index,
+             GUIDANCE: guidance, USE_CFG: use_cfg},
+            want,
+        )
+        t3 = time.perf_counter()
+        stats.embed_s += t1 - t0
+        stats.backbone_s += t2 - t1
+        stats.scoring_s += t3 - t2
+        return results
+
     # -- the loop ----------------------------------------------------------------------
-    def decode(self, items: list[DecodeItem], options: DecodeOptions) -> list[np.ndarray]:
+    def decode(self, items: list[DecodeItem], options: DecodeOptions,
+               pad_to: int | None = None) -> list[np.ndarray]:
         """Decode a batch; returns int64 ``[8, T_i]`` per item, all cells filled."""
         started = time.perf_counter()
         stats = DecodeStats()
-        prompts = [item.prompt for item in items]
-        batch = _Batch(prompts, self.hidden_size, self.layout)
+        batch = _Batch([item.prompt for item in items], self.layout, pad_to)
         stats.rows, stats.length = batch.rows, batch.length
         size = len(items)
-
-        # Prefix embeddings, once per item (style, text and reference never change).
-        for i, p in enumerate(prompts):
-            t0 = time.perf_counter()
-            embeds = self.embed(p.ids[None], p.audio_mask[None])[0]
-            stats.embed_s += time.perf_counter() - t0
-            row, _ = batch.cond_slot[i]
-            batch.embeds[row, : p.length] = embeds
-
-        tokens = np.full((size, NUM_CODEBOOKS, batch.t_max), MASK_ID, dtype=np.int64)
+        tokens = [np.full((NUM_CODEBOOKS, t), MASK_ID, dtype=np.int64) for t in batch.t_lens]
         schedules = [
             unmask_counts(NUM_CODEBOOKS * t, options.num_step, options.t_shift)
             for t in batch.t_lens
@@ -222,44 +242,12 @@ class Decoder:
         scorer = self._scorer_for(options)
         guidance = np.array(options.guidance_scale, dtype=np.float32)
         use_cfg = np.array(options.guidance_scale != 0, dtype=bool)
-        target_mask = np.ones((size, batch.t_max), dtype=bool)
         want = [PRED, CONF] + ([TOPK_VALUES, TOPK_INDICES] if options.class_temperature > 0
                                else [])
 
         for step in range(options.num_step):
-            if step > 0:
-                t0 = time.perf_counter()
-                target_embeds = self.embed(tokens, target_mask)
-                stats.embed_s += time.perf_counter() - t0
-                for i in range(size):
-                    batch.put_targets(i, target_embeds[i])
-            elif size:
-                # Step 0: targets are all MASK, which the prefix pass already embedded
-                # into the cond slot; copy them to the uncond slot.
-                for i in range(size):
-                    row, start = batch.cond_slot[i]
-                    t_len = batch.t_lens[i]
-                    batch.put_targets(i, batch.embeds[row, start:start + t_len].copy())
-
-            t0 = time.perf_counter()
-            (hidden,) = self.backbone.session.run(
-                ["hidden_states"],
-                self.backbone.cast_inputs(
-                    {"inputs_embeds": batch.embeds, "attention_mask": batch.mask}
-                ),
-            )
-            stats.backbone_s += time.perf_counter() - t0
-
-            t0 = time.perf_counter()
-            results = scorer.run(
-                {HIDDEN: hidden.astype(np.float32, copy=False),
-                 COND_INDEX: batch.cond_index, UNCOND_INDEX: batch.uncond_index,
-                 GUIDANCE: guidance, USE_CFG: use_cfg},
-                want,
-            )
-            stats.scoring_s += time.perf_counter() - t0
+            results = self.forward(batch, scorer, guidance, use_cfg, want, stats)
             pred_all, conf_all = results[0], results[1]
-
             for i, item in enumerate(items):
                 count = schedules[i][step]
                 if count <= 0:
@@ -276,17 +264,19 @@ class Decoder:
                     scores = scores / np.float32(options.position_temperature) + _gumbel(
                         item.rng, scores.shape
                     )
-                current = tokens[i, :, :t_len]
+                current = tokens[i]
                 scores = np.where(current != MASK_ID, np.float32(-np.inf), scores)
                 chosen = _top_k(scores.reshape(-1), count)
-                flat = current.reshape(-1).copy()
+                flat = current.reshape(-1)
                 flat[chosen] = pred.reshape(-1)[chosen]
-                tokens[i, :, :t_len] = flat.reshape(NUM_CODEBOOKS, t_len)
+                batch.put_tokens(i, current)
             stats.steps += 1
 
         stats.total_s = time.perf_counter() - started
         self.last_stats = stats
-        return [tokens[i, :, : batch.t_lens[i]].copy() for i in range(size)]
+        if size and any(np.any(t == MASK_ID) for t in tokens):
+            raise RuntimeError("decode finished with MASK cells left; schedule bug")
+        return tokens
 
 
 def _gumbel(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
