@@ -498,9 +498,9 @@ def test_check_model_dir_accepts_a_complete_folder(tmp_path: Path) -> None:
 
 def test_check_model_dir_lists_missing_graphs_with_a_fix(tmp_path: Path) -> None:
     build_model_set(tmp_path)
-    (tmp_path / "audio_heads_decoder.onnx").unlink()
     (tmp_path / CLONING_FILES[0]).unlink()
     check_model_dir(tmp_path)  # cloning encoders are not needed without cloned voices
+    (tmp_path / "audio_heads_decoder.onnx").unlink()
     with pytest.raises(ModelError) as info:
         check_model_dir(tmp_path, include_cloning=True)
     text = str(info.value)
