@@ -1,0 +1,333 @@
+"""Word tables for text normalisation: units, currencies, months, abbreviations, connectives.
+
+Data only; the rules that use it live in `normalize.py` (European languages) and
+`normalize_zh.py` (Chinese). Every table is keyed by language id (en, de, fr, es, it, nl).
+Nouns are ``(singular, plural)`` pairs.
+"""
+
+from __future__ import annotations
+
+LANGUAGES = ("en", "de", "fr", "es", "it", "nl")
+
+#: Word read for the decimal separator.
+DECIMAL_WORD = {
+    "en": "point", "de": "Komma", "fr": "virgule", "es": "coma", "it": "virgola", "nl": "komma",
+}
+#: Word read for a leading minus sign.
+MINUS_WORD = {"en": "minus", "de": "minus", "fr": "moins", "es": "menos", "it": "meno", "nl": "min"}
+#: "and" between the main and the fractional currency unit.
+CURRENCY_AND = {"en": "and", "de": "und", "fr": "et", "es": "con", "it": "e", "nl": "en"}
+#: Languages whose decimal separator is a comma (a dot is still accepted as decimal point).
+COMMA_DECIMAL = frozenset({"de", "fr", "es", "it", "nl"})
+#: Languages that read short decimal fractions as a number ("virgule quatorze").
+GROUPED_FRACTION = frozenset({"fr", "es", "it", "nl"})
+
+# Units after a number. Keys are the written symbols; values map language -> (sing, plural).
+UNITS: dict[str, dict[str, tuple[str, str]]] = {
+    "°C": {
+        "en": ("degree Celsius", "degrees Celsius"), "de": ("Grad Celsius", "Grad Celsius"),
+        "fr": ("degré Celsius", "degrés Celsius"), "es": ("grado Celsius", "grados Celsius"),
+        "it": ("grado Celsius", "gradi Celsius"), "nl": ("graad Celsius", "graden Celsius"),
+    },
+    "°F": {
+        "en": ("degree Fahrenheit", "degrees Fahrenheit"),
+        "de": ("Grad Fahrenheit", "Grad Fahrenheit"),
+        "fr": ("degré Fahrenheit", "degrés Fahrenheit"),
+        "es": ("grado Fahrenheit", "grados Fahrenheit"),
+        "it": ("grado Fahrenheit", "gradi Fahrenheit"),
+        "nl": ("graad Fahrenheit", "graden Fahrenheit"),
+    },
+    "°": {
+        "en": ("degree", "degrees"), "de": ("Grad", "Grad"), "fr": ("degré", "degrés"),
+        "es": ("grado", "grados"), "it": ("grado", "gradi"), "nl": ("graad", "graden"),
+    },
+    "%": {
+        "en": ("percent", "percent"), "de": ("Prozent", "Prozent"),
+        "fr": ("pour cent", "pour cent"), "es": ("por ciento", "por ciento"),
+        "it": ("per cento", "per cento"), "nl": ("procent", "procent"),
+    },
+    "km/h": {
+        "en": ("kilometer per hour", "kilometers per hour"),
+        "de": ("Kilometer pro Stunde", "Kilometer pro Stunde"),
+        "fr": ("kilomètre par heure", "kilomètres par heure"),
+        "es": ("kilómetro por hora", "kilómetros por hora"),
+        "it": ("chilometro orario", "chilometri orari"),
+        "nl": ("kilometer per uur", "kilometer per uur"),
+    },
+    "mph": {
+        "en": ("mile per hour", "miles per hour"),
+        "de": ("Meile pro Stunde", "Meilen pro Stunde"),
+        "fr": ("mile par heure", "miles par heure"),
+        "es": ("milla por hora", "millas por hora"),
+        "it": ("miglio orario", "miglia orarie"),
+        "nl": ("mijl per uur", "mijl per uur"),
+    },
+    "m/s": {
+        "en": ("meter per second", "meters per second"),
+        "de": ("Meter pro Sekunde", "Meter pro Sekunde"),
+        "fr": ("mètre par seconde", "mètres par seconde"),
+        "es": ("metro por segundo", "metros por segundo"),
+        "it": ("metro al secondo", "metri al secondo"),
+        "nl": ("meter per seconde", "meter per seconde"),
+    },
+    "kWh": {
+        "en": ("kilowatt hour", "kilowatt hours"),
+        "de": ("Kilowattstunde", "Kilowattstunden"),
+        "fr": ("kilowattheure", "kilowattheures"),
+        "es": ("kilovatio hora", "kilovatios hora"),
+        "it": ("chilowattora", "chilowattora"),
+        "nl": ("kilowattuur", "kilowattuur"),
+    },
+    "kW": {
+        "en": ("kilowatt", "kilowatts"), "de": ("Kilowatt", "Kilowatt"),
+        "fr": ("kilowatt", "kilowatts"), "es": ("kilovatio", "kilovatios"),
+        "it": ("chilowatt", "chilowatt"), "nl": ("kilowatt", "kilowatt"),
+    },
+    "W": {
+        "en": ("watt", "watts"), "de": ("Watt", "Watt"), "fr": ("watt", "watts"),
+        "es": ("vatio", "vatios"), "it": ("watt", "watt"), "nl": ("watt", "watt"),
+    },
+    "V": {
+        "en": ("volt", "volts"), "de": ("Volt", "Volt"), "fr": ("volt", "volts"),
+        "es": ("voltio", "voltios"), "it": ("volt", "volt"), "nl": ("volt", "volt"),
+    },
+    "hPa": {
+        "en": ("hectopascal", "hectopascals"), "de": ("Hektopascal", "Hektopascal"),
+        "fr": ("hectopascal", "hectopascals"), "es": ("hectopascal", "hectopascales"),
+        "it": ("ettopascal", "ettopascal"), "nl": ("hectopascal", "hectopascal"),
+    },
+    "km": {
+        "en": ("kilometer", "kilometers"), "de": ("Kilometer", "Kilometer"),
+        "fr": ("kilomètre", "kilomètres"), "es": ("kilómetro", "kilómetros"),
+        "it": ("chilometro", "chilometri"), "nl": ("kilometer", "kilometer"),
+    },
+    "cm": {
+        "en": ("centimeter", "centimeters"), "de": ("Zentimeter", "Zentimeter"),
+        "fr": ("centimètre", "centimètres"), "es": ("centímetro", "centímetros"),
+        "it": ("centimetro", "centimetri"), "nl": ("centimeter", "centimeter"),
+    },
+    "mm": {
+        "en": ("millimeter", "millimeters"), "de": ("Millimeter", "Millimeter"),
+        "fr": ("millimètre", "millimètres"), "es": ("milímetro", "milímetros"),
+        "it": ("millimetro", "millimetri"), "nl": ("millimeter", "millimeter"),
+    },
+    "m": {
+        "en": ("meter", "meters"), "de": ("Meter", "Meter"), "fr": ("mètre", "mètres"),
+        "es": ("metro", "metros"), "it": ("metro", "metri"), "nl": ("meter", "meter"),
+    },
+    "kg": {
+        "en": ("kilogram", "kilograms"), "de": ("Kilogramm", "Kilogramm"),
+        "fr": ("kilogramme", "kilogrammes"), "es": ("kilogramo", "kilogramos"),
+        "it": ("chilogrammo", "chilogrammi"), "nl": ("kilogram", "kilogram"),
+    },
+    "g": {
+        "en": ("gram", "grams"), "de": ("Gramm", "Gramm"), "fr": ("gramme", "grammes"),
+        "es": ("gramo", "gramos"), "it": ("grammo", "grammi"), "nl": ("gram", "gram"),
+    },
+    "ml": {
+        "en": ("milliliter", "milliliters"), "de": ("Milliliter", "Milliliter"),
+        "fr": ("millilitre", "millilitres"), "es": ("mililitro", "mililitros"),
+        "it": ("millilitro", "millilitri"), "nl": ("milliliter", "milliliter"),
+    },
+    "l": {
+        "en": ("liter", "liters"), "de": ("Liter", "Liter"), "fr": ("litre", "litres"),
+        "es": ("litro", "litros"), "it": ("litro", "litri"), "nl": ("liter", "liter"),
+    },
+    "lx": {
+        "en": ("lux", "lux"), "de": ("Lux", "Lux"), "fr": ("lux", "lux"),
+        "es": ("lux", "lux"), "it": ("lux", "lux"), "nl": ("lux", "lux"),
+    },
+    "ppm": {
+        "en": ("part per million", "parts per million"),
+        "de": ("ppm", "ppm"), "fr": ("ppm", "ppm"), "es": ("ppm", "ppm"),
+        "it": ("ppm", "ppm"), "nl": ("ppm", "ppm"),
+    },
+    "µg/m³": {
+        "en": ("microgram per cubic meter", "micrograms per cubic meter"),
+        "de": ("Mikrogramm pro Kubikmeter", "Mikrogramm pro Kubikmeter"),
+        "fr": ("microgramme par mètre cube", "microgrammes par mètre cube"),
+        "es": ("microgramo por metro cúbico", "microgramos por metro cúbico"),
+        "it": ("microgrammo per metro cubo", "microgrammi per metro cubo"),
+        "nl": ("microgram per kubieke meter", "microgram per kubieke meter"),
+    },
+    "dB": {
+        "en": ("decibel", "decibels"), "de": ("Dezibel", "Dezibel"),
+        "fr": ("décibel", "décibels"), "es": ("decibelio", "decibelios"),
+        "it": ("decibel", "decibel"), "nl": ("decibel", "decibel"),
+    },
+    "h": {
+        "en": ("hour", "hours"), "de": ("Stunde", "Stunden"), "fr": ("heure", "heures"),
+        "es": ("hora", "horas"), "it": ("ora", "ore"), "nl": ("uur", "uur"),
+    },
+    "min": {
+        "en": ("minute", "minutes"), "de": ("Minute", "Minuten"), "fr": ("minute", "minutes"),
+        "es": ("minuto", "minutos"), "it": ("minuto", "minuti"), "nl": ("minuut", "minuten"),
+    },
+    "s": {
+        "en": ("second", "seconds"), "de": ("Sekunde", "Sekunden"),
+        "fr": ("seconde", "secondes"), "es": ("segundo", "segundos"),
+        "it": ("secondo", "secondi"), "nl": ("seconde", "seconden"),
+    },
+}
+#: Aliases written for the same unit.
+UNIT_ALIASES = {
+    "℃": "°C", "℉": "°F", "° C": "°C", "° F": "°F", "kmh": "km/h", "km/u": "km/h",
+    "ug/m³": "µg/m³", "μg/m³": "µg/m³", "µg/m3": "µg/m³", "ug/m3": "µg/m³", "μg/m3": "µg/m³",
+    "L": "l", "mL": "ml", "KWh": "kWh", "kwh": "kWh", "Kw": "kW", "lux": "lx",
+}
+#: Units that may be glued to the number ("5km") only when no letter follows; single
+#: letters other than these need a space in front ("5 s", never "90s").
+UNITS_NEED_SPACE = frozenset({"s", "h", "l", "g", "V", "W"})
+
+# Currencies: symbol or ISO code -> language -> ((major sing, plural), (minor sing, plural)).
+CURRENCIES: dict[str, dict[str, tuple[tuple[str, str], tuple[str, str]]]] = {
+    "USD": {
+        "en": (("dollar", "dollars"), ("cent", "cents")),
+        "de": (("Dollar", "Dollar"), ("Cent", "Cent")),
+        "fr": (("dollar", "dollars"), ("cent", "cents")),
+        "es": (("dólar", "dólares"), ("centavo", "centavos")),
+        "it": (("dollaro", "dollari"), ("centesimo", "centesimi")),
+        "nl": (("dollar", "dollar"), ("cent", "cent")),
+    },
+    "EUR": {
+        "en": (("euro", "euros"), ("cent", "cents")),
+        "de": (("Euro", "Euro"), ("Cent", "Cent")),
+        "fr": (("euro", "euros"), ("centime", "centimes")),
+        "es": (("euro", "euros"), ("céntimo", "céntimos")),
+        "it": (("euro", "euro"), ("centesimo", "centesimi")),
+        "nl": (("euro", "euro"), ("cent", "cent")),
+    },
+    "GBP": {
+        "en": (("pound", "pounds"), ("penny", "pence")),
+        "de": (("Pfund", "Pfund"), ("Penny", "Pence")),
+        "fr": (("livre", "livres"), ("penny", "pence")),
+        "es": (("libra", "libras"), ("penique", "peniques")),
+        "it": (("sterlina", "sterline"), ("penny", "penny")),
+        "nl": (("pond", "pond"), ("penny", "pence")),
+    },
+    "CHF": {
+        "en": (("Swiss franc", "Swiss francs"), ("centime", "centimes")),
+        "de": (("Franken", "Franken"), ("Rappen", "Rappen")),
+        "fr": (("franc", "francs"), ("centime", "centimes")),
+        "es": (("franco", "francos"), ("céntimo", "céntimos")),
+        "it": (("franco", "franchi"), ("centesimo", "centesimi")),
+        "nl": (("frank", "frank"), ("rappen", "rappen")),
+    },
+    "JPY": {
+        "en": (("yen", "yen"), ("sen", "sen")),
+        "de": (("Yen", "Yen"), ("Sen", "Sen")),
+        "fr": (("yen", "yens"), ("sen", "sen")),
+        "es": (("yen", "yenes"), ("sen", "sen")),
+        "it": (("yen", "yen"), ("sen", "sen")),
+        "nl": (("yen", "yen"), ("sen", "sen")),
+    },
+    "CNY": {
+        "en": (("yuan", "yuan"), ("fen", "fen")),
+        "de": (("Yuan", "Yuan"), ("Fen", "Fen")),
+        "fr": (("yuan", "yuans"), ("fen", "fens")),
+        "es": (("yuan", "yuanes"), ("fen", "fen")),
+        "it": (("yuan", "yuan"), ("fen", "fen")),
+        "nl": (("yuan", "yuan"), ("fen", "fen")),
+    },
+}
+CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "￥": "CNY"}
+
+MONTHS = {
+    "en": ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December"),
+    "de": ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August",
+           "September", "Oktober", "November", "Dezember"),
+    "fr": ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août",
+           "septembre", "octobre", "novembre", "décembre"),
+    "es": ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
+           "septiembre", "octubre", "noviembre", "diciembre"),
+    "it": ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto",
+           "settembre", "ottobre", "novembre", "dicembre"),
+    "nl": ("januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus",
+           "september", "oktober", "november", "december"),
+}
+
+#: Abbreviations -> words. Matched case-sensitively at word boundaries.
+ABBREVIATIONS: dict[str, dict[str, str]] = {
+    "en": {
+        "Mr.": "Mister", "Mrs.": "Missus", "Ms.": "Miz", "Dr.": "Doctor", "Prof.": "Professor",
+        "St.": "Saint", "Jr.": "Junior", "Sr.": "Senior", "approx.": "approximately",
+        "e.g.": "for example", "i.e.": "that is", "etc.": "et cetera", "vs.": "versus",
+        "min.": "minimum", "max.": "maximum",
+        "Ave.": "Avenue", "Rd.": "Road", "Jan.": "January", "Feb.": "February",
+        "Mar.": "March", "Apr.": "April", "Aug.": "August", "Sep.": "September",
+        "Sept.": "September", "Oct.": "October", "Nov.": "November", "Dec.": "December",
+    },
+    "de": {
+        "z.B.": "zum Beispiel", "z. B.": "zum Beispiel", "d.h.": "das heißt",
+        "d. h.": "das heißt", "u.a.": "unter anderem", "u. a.": "unter anderem",
+        "bzw.": "beziehungsweise", "ca.": "circa", "usw.": "und so weiter",
+        "Dr.": "Doktor", "Prof.": "Professor", "Hr.": "Herr", "Fr.": "Frau",
+        "inkl.": "inklusive", "evtl.": "eventuell", "ggf.": "gegebenenfalls", "max.": "maximal",
+        "min.": "minimal", "Str.": "Straße", "St.": "Sankt", "vgl.": "vergleiche",
+        "etc.": "et cetera",
+    },
+    "fr": {
+        "MM.": "Messieurs", "Mme": "Madame", "Mmes": "Mesdames",
+        "Mlle": "Mademoiselle", "Dr": "Docteur", "Pr": "Professeur", "etc.": "et cetera",
+        "env.": "environ", "p. ex.": "par exemple",
+        "c.-à-d.": "c'est-à-dire", "St": "Saint", "Ste": "Sainte", "av.": "avenue",
+        "bd": "boulevard", "max.": "maximum", "min.": "minimum",
+    },
+    "es": {
+        "Sr.": "señor", "Sra.": "señora", "Srta.": "señorita", "Dr.": "doctor",
+        "Dra.": "doctora", "etc.": "etcétera", "p. ej.": "por ejemplo", "aprox.": "aproximadamente",
+        "Ud.": "usted", "Uds.": "ustedes",
+        "Avda.": "avenida", "máx.": "máximo", "mín.": "mínimo",
+    },
+    "it": {
+        "Sig.ra": "signora", "Sig.": "signor", "Sigg.": "signori", "Dott.ssa": "dottoressa",
+        "Dott.": "dottor", "Prof.ssa": "professoressa", "Prof.": "professor", "ecc.": "eccetera",
+        "ca.": "circa", "pag.": "pagina", "max.": "massimo",
+        "min.": "minimo", "p.es.": "per esempio", "ad es.": "ad esempio",
+    },
+    "nl": {
+        "bijv.": "bijvoorbeeld", "bv.": "bijvoorbeeld", "d.w.z.": "dat wil zeggen",
+        "ca.": "circa", "enz.": "enzovoort",
+        "dhr.": "de heer", "Dhr.": "de heer", "mevr.": "mevrouw", "Mevr.": "mevrouw",
+        "o.a.": "onder andere", "m.b.t.": "met betrekking tot", "max.": "maximaal",
+        "min.": "minimaal", "incl.": "inclusief", "excl.": "exclusief",
+    },
+}
+
+#: Time of day words.
+TIME_WORDS = {
+    "en": {"oclock": "o'clock", "oh": "oh", "am": "a.m.", "pm": "p.m.", "midnight": "midnight"},
+    "de": {"hour": "Uhr"},
+    "fr": {"hour": ("heure", "heures")},
+    "es": {"and": "y", "sharp": "en punto"},
+    "it": {"and": "e"},
+    "nl": {"hour": "uur"},
+}
+#: Words for hours/minutes/seconds in durations such as "1:30:00".
+DURATION_AND = {"en": "and", "de": "und", "fr": "et", "es": "y", "it": "e", "nl": "en"}
+
+#: Abbreviations of "number" that are expanded only when a number follows ("No. 5").
+NUMBER_ABBREVIATIONS = {
+    "en": ({"No.", "no.", "#"}, "number"),
+    "de": ({"Nr.", "Nr"}, "Nummer"),
+    "fr": ({"n°", "N°", "no", "No"}, "numéro"),
+    "es": ({"núm.", "nº", "n.º", "Nº", "N.º"}, "número"),
+    "it": ({"n.", "N.", "nº", "n°"}, "numero"),
+    "nl": ({"nr.", "Nr.", "nr"}, "nummer"),
+}
+#: Single-letter titles expanded only before a capitalised name ("M. Dupont").
+TITLE_BEFORE_NAME = {"fr": {"M.": "Monsieur"}}
+#: Word for "&".
+AMPERSAND = {"en": "and", "de": "und", "fr": "et", "es": "y", "it": "e", "nl": "en"}
+#: Word joining the two ends of a range ("20-25 °C").
+RANGE_WORD = {"en": "to", "de": "bis", "fr": "à", "es": "a", "it": "a", "nl": "tot"}
+#: Units and currencies whose noun is feminine (changes the word for "one").
+FEMININE_UNITS = {
+    "de": frozenset({"kWh", "h", "min", "s", "mph"}),
+    "fr": frozenset({"h", "min", "s"}),
+    "es": frozenset({"h", "mph"}),
+    "it": frozenset({"h"}),
+}
+FEMININE_CURRENCIES = {"fr": frozenset({"GBP"}), "es": frozenset({"GBP"}),
+                       "it": frozenset({"GBP"})}
