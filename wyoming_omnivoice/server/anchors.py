@@ -1,0 +1,177 @@
+"""Anchors: a cached sample per designed voice that pins its identity.
+
+OmniVoice's designed voices are sampled anew on every call, so two sentences of the same
+preset can sound like two different people. For long text upstream reuses chunk 0's
+generated codes as the cloning reference for the later chunks; the server does the same
+across requests: for each designed preset it generates one short anchor sentence once, with
+a fixed seed, caches the codes and text under ``<data-dir>/anchors/``, and passes them as
+``ref_codes``/``ref_text`` with every request of that voice.
+
+The cache file name is a hash of the preset content (instruct, language, speed, anchor
+text), the decode settings, the anchor seed and the model fingerprint, so it is rebuilt when
+any of them changes, and a voice name can never reach the file system. Files are written
+atomically; an unreadable or inconsistent file is regenerated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from .voices import VoicePreset
+
+_LOGGER = logging.getLogger(__name__)
+
+ANCHOR_SEED = 20260417
+CACHE_VERSION = 1
+NUM_CODEBOOKS = 8
+
+#: Short anchor sentences (about three seconds of speech) per language id.
+ANCHOR_TEXTS: dict[str, str] = {
+    "en": "Hello! This is how my voice sounds when I read something aloud for you.",
+    "zh": "你好！这就是我为你朗读时的声音，希望你喜欢。",
+    "yue": "你好！呢個就係我幫你讀嘢嘅聲音。",
+    "de": "Hallo! So klingt meine Stimme, wenn ich dir etwas vorlese.",
+    "fr": "Bonjour ! Voici ma voix quand je vous lis quelque chose à voix haute.",
+    "es": "¡Hola! Así suena mi voz cuando te leo algo en voz alta.",
+    "it": "Ciao! Questa è la mia voce quando ti leggo qualcosa ad alta voce.",
+    "pt": "Olá! É assim que a minha voz soa quando leio algo em voz alta.",
+    "nl": "Hallo! Zo klinkt mijn stem wanneer ik iets voor je voorlees.",
+    "ru": "Привет! Так звучит мой голос, когда я читаю тебе вслух.",
+    "ja": "こんにちは！これは私があなたに読み上げるときの声です。",
+    "ko": "안녕하세요! 제가 소리 내어 읽어 드릴 때의 목소리입니다.",
+    "pl": "Cześć! Tak brzmi mój głos, kiedy czytam ci coś na głos.",
+    "sv": "Hej! Så här låter min röst när jag läser något högt för dig.",
+    "da": "Hej! Sådan lyder min stemme, når jeg læser noget højt for dig.",
+    "nb": "Hei! Slik høres stemmen min ut når jeg leser noe høyt for deg.",
+    "fi": "Hei! Tältä ääneni kuulostaa, kun luen sinulle jotain ääneen.",
+    "tr": "Merhaba! Sana bir şey okurken sesim böyle çıkıyor.",
+    "cs": "Ahoj! Takhle zní můj hlas, když ti něco čtu nahlas.",
+    "uk": "Привіт! Так звучить мій голос, коли я читаю тобі вголос.",
+    "ar": "مرحبا! هكذا يبدو صوتي عندما أقرأ لك شيئا بصوت عال.",
+    "hi": "नमस्ते! जब मैं आपके लिए कुछ पढ़ता हूँ तो मेरी आवाज़ ऐसी लगती है।",
+}
+FALLBACK_LANGUAGE = "en"
+
+
+class CodeGenerator(Protocol):
+    """The part of the Engine the anchor cache needs."""
+
+    fingerprint: str
+
+    def generate_codes(self, text: str, **kwargs: Any) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Reference codes [8, T] int64 and the text they say."""
+
+    codes: np.ndarray
+    text: str
+
+
+def anchor_text_for(preset: VoicePreset) -> str:
+    """The preset's own anchor text, or the built-in sentence for its main language."""
+    if preset.anchor_text:
+        return preset.anchor_text
+    language = preset.language
+    return ANCHOR_TEXTS.get(language) or ANCHOR_TEXTS.get(language.split("-")[0]) or \
+        ANCHOR_TEXTS[FALLBACK_LANGUAGE]
+
+
+class AnchorCache:
+    """Anchors on disk under ``directory``, keyed by preset content and model fingerprint."""
+
+    def __init__(self, directory: Path, fingerprint: str,
+                 settings: dict[str, Any] | None = None) -> None:
+        self.directory = Path(directory)
+        self.fingerprint = fingerprint
+        self.settings = dict(settings or {})
+
+    def key(self, preset: VoicePreset) -> str:
+        material = {
+            "version": CACHE_VERSION,
+            "voice": preset.content_key(),
+            "text": anchor_text_for(preset),
+            "seed": ANCHOR_SEED,
+            "model": self.fingerprint,
+            "settings": self.settings,
+        }
+        blob = json.dumps(material, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        return hashlib.sha256(blob).hexdigest()
+
+    def path_for(self, preset: VoicePreset) -> Path:
+        return self.directory / f"{self.key(preset)[:40]}.npz"
+
+    def load(self, preset: VoicePreset) -> Anchor | None:
+        """The cached anchor, or None when absent or unusable (it is then rebuilt)."""
+        path = self.path_for(preset)
+        if not path.is_file():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                codes = np.asarray(data["codes"])
+                text = str(data["text"])
+                key = str(data["key"])
+        except (OSError, ValueError, KeyError, EOFError) as err:
+            _LOGGER.warning("Anchor cache file %s is unreadable (%s); rebuilding it", path, err)
+            return None
+        if (
+            key != self.key(preset)
+            or text != anchor_text_for(preset)
+            or codes.ndim != 2
+            or codes.shape[0] != NUM_CODEBOOKS
+            or codes.shape[1] < 1
+            or not np.issubdtype(codes.dtype, np.integer)
+        ):
+            _LOGGER.warning("Anchor cache file %s does not match voice %r; rebuilding it",
+                            path, preset.name)
+            return None
+        return Anchor(codes=codes.astype(np.int64), text=text)
+
+    def save(self, preset: VoicePreset, anchor: Anchor) -> Path:
+        """Write atomically: a temp file in the same folder, then ``os.replace``."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.path_for(preset)
+        fd, tmp_name = tempfile.mkstemp(prefix=".anchor-", suffix=".tmp", dir=self.directory)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                np.savez(handle, codes=anchor.codes.astype(np.int64),
+                         text=np.array(anchor.text), key=np.array(self.key(preset)))
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp_name, path)
+        except BaseException:
+            Path(tmp_name).unlink(missing_ok=True)
+            raise
+        return path
+
+    def get_or_create(self, preset: VoicePreset, engine: CodeGenerator,
+                      options: Any = None) -> Anchor:
+        """Load the anchor of ``preset`` or generate it with the engine and cache it."""
+        anchor = self.load(preset)
+        if anchor is not None:
+            _LOGGER.debug("Anchor for voice %r loaded from cache", preset.name)
+            return anchor
+        text = anchor_text_for(preset)
+        _LOGGER.info("Generating the anchor for voice %r", preset.name)
+        codes = engine.generate_codes(
+            text, language=preset.language, instruct=preset.instruct, speed=preset.speed,
+            options=options, seed=ANCHOR_SEED,
+        )
+        anchor = Anchor(codes=np.asarray(codes, dtype=np.int64), text=text)
+        try:
+            self.save(preset, anchor)
+        except OSError as err:
+            _LOGGER.warning("Cannot write the anchor cache in %s (%s); the anchor of voice %r "
+                            "will be regenerated at the next start", self.directory, err,
+                            preset.name)
+        return anchor

@@ -1,0 +1,518 @@
+"""The Wyoming event handler: describe, one-shot synthesis and streaming synthesis.
+
+One handler runs per connection. ``handle_event`` never waits for synthesis: text is split
+into segments, each segment is handed to the inference worker, and an ordered sender task
+writes the audio. So a connection keeps reading while its audio is produced (a client that
+goes away is noticed at once and its pending work is cancelled), sentence N+1 is decoded
+while sentence N is being sent, and ``describe`` is always answered immediately.
+
+Protocol choices (see the README):
+- Unknown voice name: an ``error`` event (code ``unknown-voice``) naming it and the available
+  voices; the connection stays usable. No voice: the default voice. A voice given only by
+  language: the default voice if it speaks it, else the first voice that does.
+- Empty or whitespace-only text (also after markdown/emoji cleanup): one-shot answers an
+  empty ``audio-start``/``audio-stop``; a stream answers only ``synthesize-stopped``.
+- A failure inside a request sends one ``error`` event; an open one-shot audio cycle is still
+  closed with ``audio-stop`` and a stream still ends with ``synthesize-stopped``, so clients
+  that ignore ``error`` events do not hang.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.error import Error
+from wyoming.event import Event
+from wyoming.info import Describe, Info
+from wyoming.server import AsyncEventHandler
+from wyoming.tts import (
+    Synthesize,
+    SynthesizeChunk,
+    SynthesizeStart,
+    SynthesizeStop,
+    SynthesizeStopped,
+    SynthesizeVoice,
+)
+
+from .sentences import SentenceSplitter, split_sentences
+from .text_cleanup import clean_text, has_speech
+from .voices import VoiceCatalog, VoicePreset
+from .worker import BusyError, InferenceWorker, WorkerStoppedError
+
+_LOGGER = logging.getLogger(__name__)
+
+SAMPLE_WIDTH = 2
+CHANNELS = 1
+#: One-shot text: sentences after the first are merged up to this many characters.
+GROUP_CHARS = 200
+
+
+class RequestError(Exception):
+    """A request-level failure with a Wyoming error code."""
+
+    def __init__(self, text: str, code: str) -> None:
+        super().__init__(text)
+        self.code = code
+
+
+class RequestLimiter:
+    """Counts synthesis requests (one-shot or stream) in service; used on the loop thread."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.active = 0
+
+    def try_acquire(self) -> bool:
+        if self.active >= self.limit:
+            return False
+        self.active += 1
+        return True
+
+    def release(self) -> None:
+        self.active = max(0, self.active - 1)
+
+
+@dataclass
+class ServerContext:
+    """Everything the handlers share (built once at startup)."""
+
+    catalog: VoiceCatalog
+    default_voice: str
+    worker: InferenceWorker
+    limiter: RequestLimiter
+    sample_rate: int
+    #: Builds the engine request for (voice, text); raises ValueError for bad input.
+    make_request: Callable[[VoicePreset, str], Any]
+    samples_per_chunk: int = 1024
+    max_text_length: int = 5000
+    streaming: bool = True
+    info_factory: Callable[[], Info] | None = None
+
+    def info(self) -> Info:
+        from .info import build_info
+
+        if self.info_factory is not None:
+            return self.info_factory()
+        return build_info(self.catalog, streaming=self.streaming, healthy=self.worker.alive)
+
+    def resolve_voice(self, voice: SynthesizeVoice | None) -> VoicePreset:
+        default = self.catalog.get(self.default_voice)
+        if default is None:  # only possible if the catalog was built without it
+            raise RequestError(f"The default voice {self.default_voice!r} is missing",
+                               "unknown-voice")
+        if voice is None:
+            return default
+        if voice.name:
+            preset = self.catalog.get(voice.name)
+            if preset is None:
+                folded = voice.name.casefold()
+                preset = next((p for p in self.catalog if p.name.casefold() == folded), None)
+            if preset is None:
+                raise RequestError(
+                    f"Unknown voice {voice.name!r}. Available voices: "
+                    f"{', '.join(self.catalog.names)}",
+                    "unknown-voice",
+                )
+            return preset
+        if voice.language:
+            if self.catalog.find_for_language(voice.language) is None:
+                _LOGGER.warning("No voice speaks %r; using the default voice", voice.language)
+                return default
+            single = VoiceCatalog([default])
+            if single.find_for_language(voice.language) is not None:
+                return default
+            return self.catalog.find_for_language(voice.language) or default
+        return default
+
+
+def prepare_sentence(text: str) -> str:
+    """Cleanup for one sentence: markdown, URLs and emoji removed, lines joined."""
+    cleaned = clean_text(text)
+    return " ".join(part for part in cleaned.split("\n") if part.strip())
+
+
+def group_sentences(sentences: list[str], limit: int = GROUP_CHARS) -> list[str]:
+    """First sentence alone (fast first audio), later ones merged up to ``limit`` chars."""
+    if not sentences:
+        return []
+    groups = [sentences[0]]
+    current = ""
+    for sentence in sentences[1:]:
+        if current and len(current) + 1 + len(sentence) > limit:
+            groups.append(current)
+            current = sentence
+        else:
+            current = f"{current} {sentence}" if current else sentence
+    if current:
+        groups.append(current)
+    return groups
+
+
+def audio_to_pcm(audio: np.ndarray) -> bytes:
+    """float32 [-1, 1] -> 16-bit little-endian PCM."""
+    samples = np.clip(np.asarray(audio, dtype=np.float32).reshape(-1), -1.0, 1.0)
+    return np.round(samples * 32767.0).astype("<i2").tobytes()
+
+
+def _error_for(err: BaseException) -> RequestError:
+    if isinstance(err, RequestError):
+        return err
+    if isinstance(err, BusyError):
+        return RequestError(f"Server busy: {err}; try again shortly", "busy")
+    if isinstance(err, WorkerStoppedError):
+        return RequestError(f"Synthesis unavailable: {err}", "worker-stopped")
+    if isinstance(err, ValueError):
+        return RequestError(str(err) or "invalid request", "invalid-request")
+    return RequestError(f"Synthesis failed: {type(err).__name__}: {err}", "synthesis-failed")
+
+
+@dataclass(eq=False)
+class _Request:
+    """One one-shot request or one stream on a connection."""
+
+    voice: VoicePreset | None
+    has_slot: bool = False
+    failed: bool = False
+    audio_open: bool = False
+    finished: bool = False
+    text_length: int = 0
+    last_started: asyncio.Future | None = None
+
+
+@dataclass(eq=False)
+class _Segment:
+    """A piece of text whose audio is written as (part of) one audio cycle."""
+
+    request: _Request
+    text: str
+    task: asyncio.Task | None = None
+    send_start: bool = True
+    send_stop: bool = True
+    final: bool = False
+
+
+@dataclass(eq=False)
+class _Control:
+    """An event written in order with the audio (error, synthesize-stopped, empty cycle)."""
+
+    request: _Request | None
+    events: list[Event] = field(default_factory=list)
+    final: bool = False
+
+
+@dataclass(eq=False)
+class _Stream:
+    request: _Request
+    splitter: SentenceSplitter
+    compat_text: str | None = None
+    collected: list[str] = field(default_factory=list)
+
+
+class OmniVoiceEventHandler(AsyncEventHandler):
+    """Handles one Wyoming connection."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 context: ServerContext) -> None:
+        super().__init__(reader, writer)
+        self.ctx = context
+        self._queue: asyncio.Queue[_Segment | _Control] = asyncio.Queue()
+        self._sender: asyncio.Task | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._requests: set[_Request] = set()
+        self._stream: _Stream | None = None
+        self._closed = False
+
+    # ---- events ----------------------------------------------------------------------
+
+    async def handle_event(self, event: Event) -> bool:
+        try:
+            if Describe.is_type(event.type):
+                await self.write_event(self.ctx.info().event())
+            elif Synthesize.is_type(event.type):
+                self._on_synthesize(event)
+            elif SynthesizeStart.is_type(event.type):
+                self._on_stream_start(event)
+            elif SynthesizeChunk.is_type(event.type):
+                self._on_stream_chunk(event)
+            elif SynthesizeStop.is_type(event.type):
+                self._on_stream_stop()
+            else:
+                _LOGGER.debug("Ignoring event %r", event.type)
+        except ConnectionError as err:
+            _LOGGER.debug("Connection lost while handling %s: %s", event.type, err)
+            return False
+        return True
+
+    async def disconnect(self) -> None:
+        """The client went away: drop its pending work, keep nothing running for it."""
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        if self._sender is not None:
+            self._sender.cancel()
+        for request in list(self._requests):
+            self._release(request)
+
+    def _on_synthesize(self, event: Event) -> None:
+        if self._stream is not None:
+            if self.ctx.streaming:
+                _LOGGER.debug("Ignoring the compatibility synthesize inside a stream")
+                return
+            # Streaming disabled: the compatibility copy is the real request of the stream.
+            try:
+                synthesize = Synthesize.from_event(event)
+            except (KeyError, TypeError, ValueError):
+                return
+            if self._stream.request.failed or self._stream.compat_text is not None:
+                return
+            self._stream.compat_text = synthesize.text or ""
+            self._start_one_shot(synthesize.text or "", synthesize.voice,
+                                 fallback=self._stream.request.voice)
+            return
+        try:
+            synthesize = Synthesize.from_event(event)
+        except (KeyError, TypeError, ValueError) as err:
+            self._send_control(None, [_error_event(RequestError(
+                f"Malformed synthesize event: {err}", "invalid-request"))])
+            return
+        self._start_one_shot(synthesize.text or "", synthesize.voice)
+
+    def _start_one_shot(self, text: str, voice: SynthesizeVoice | None,
+                        fallback: VoicePreset | None = None) -> None:
+        request = _Request(voice=None)
+        try:
+            if voice is None and fallback is not None:
+                request.voice = fallback
+            else:
+                request.voice = self.ctx.resolve_voice(voice)
+            if len(text) > self.ctx.max_text_length:
+                raise RequestError(
+                    f"Text is {len(text)} characters long; the limit is "
+                    f"{self.ctx.max_text_length} (--max-text-length)", "text-too-long")
+            groups = group_sentences(
+                [s for s in (prepare_sentence(x) for x in split_sentences(text)) if has_speech(s)]
+            )
+            if groups and not self._admit(request):
+                raise RequestError(
+                    f"Server busy: {self.ctx.limiter.limit} requests in progress "
+                    "(--max-concurrent); try again shortly", "busy")
+        except RequestError as err:
+            self._send_control(None, [_error_event(err)])
+            return
+        if not groups:
+            _LOGGER.debug("Nothing to say in %r", text)
+            self._send_control(None, [self._audio_start(), AudioStop().event()])
+            return
+        _LOGGER.debug("One-shot with voice %s in %d segment(s)", request.voice.name, len(groups))
+        for index, group in enumerate(groups):
+            last = index == len(groups) - 1
+            self._add_segment(request, group, send_start=index == 0, send_stop=last, final=last)
+
+    def _on_stream_start(self, event: Event) -> None:
+        if self._stream is not None:
+            _LOGGER.debug("synthesize-start inside an open stream: finishing the old one")
+            self._on_stream_stop()
+        try:
+            start = SynthesizeStart.from_event(event)
+            voice = start.voice
+        except (KeyError, TypeError, ValueError):
+            voice = None
+        request = _Request(voice=None)
+        self._stream = _Stream(request=request, splitter=SentenceSplitter())
+        try:
+            request.voice = self.ctx.resolve_voice(voice)
+            if self.ctx.streaming and not self._admit(request):
+                raise RequestError(
+                    f"Server busy: {self.ctx.limiter.limit} requests in progress "
+                    "(--max-concurrent); try again shortly", "busy")
+        except RequestError as err:
+            request.failed = True
+            self._send_control(request, [_error_event(err)])
+
+    def _on_stream_chunk(self, event: Event) -> None:
+        stream = self._stream
+        if stream is None:
+            _LOGGER.debug("synthesize-chunk without synthesize-start: ignored")
+            return
+        if stream.request.failed:
+            return
+        try:
+            text = SynthesizeChunk.from_event(event).text or ""
+        except (KeyError, TypeError, ValueError):
+            return
+        if not self.ctx.streaming:
+            stream.collected.append(text)
+            return
+        request = stream.request
+        request.text_length += len(text)
+        if request.text_length > self.ctx.max_text_length:
+            request.failed = True
+            self._send_control(request, [_error_event(RequestError(
+                f"Streamed text exceeds {self.ctx.max_text_length} characters "
+                "(--max-text-length)", "text-too-long"))])
+            return
+        for sentence in stream.splitter.add(text):
+            self._add_stream_sentence(request, sentence)
+
+    def _on_stream_stop(self) -> None:
+        stream = self._stream
+        self._stream = None
+        if stream is None:
+            # A stray stop: acknowledge it so a waiting client does not hang.
+            self._send_control(None, [SynthesizeStopped().event()])
+            return
+        request = stream.request
+        if self.ctx.streaming and not request.failed:
+            for sentence in stream.splitter.finish():
+                self._add_stream_sentence(request, sentence)
+        elif not request.failed and stream.compat_text is None and stream.collected:
+            # Streaming disabled and no compatibility copy came: speak the collected text.
+            self._start_one_shot("".join(stream.collected), None, fallback=request.voice)
+        self._send_control(request, [SynthesizeStopped().event()], final=True)
+
+    # ---- request plumbing ------------------------------------------------------------
+
+    def _admit(self, request: _Request) -> bool:
+        if not self.ctx.limiter.try_acquire():
+            return False
+        request.has_slot = True
+        self._requests.add(request)
+        return True
+
+    def _release(self, request: _Request) -> None:
+        request.finished = True
+        if request.has_slot:
+            request.has_slot = False
+            self.ctx.limiter.release()
+        self._requests.discard(request)
+
+    def _add_stream_sentence(self, request: _Request, sentence: str) -> None:
+        text = prepare_sentence(sentence)
+        if has_speech(text):
+            self._add_segment(request, text, send_start=True, send_stop=True, final=False)
+
+    def _add_segment(self, request: _Request, text: str, *, send_start: bool, send_stop: bool,
+                     final: bool) -> None:
+        loop = asyncio.get_running_loop()
+        previous = request.last_started
+        started: asyncio.Future = loop.create_future()
+        request.last_started = started
+        segment = _Segment(request=request, text=text, send_start=send_start,
+                           send_stop=send_stop, final=final)
+        segment.task = loop.create_task(self._produce(segment, previous, started))
+        self._tasks.add(segment.task)
+        segment.task.add_done_callback(self._task_done)
+        self._enqueue(segment)
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved here; the sender reports it
+
+    async def _produce(self, segment: _Segment, previous: asyncio.Future | None,
+                       started: asyncio.Future) -> np.ndarray:
+        """Submit after the previous segment of the request started; return its audio."""
+        job = None
+        try:
+            if previous is not None:
+                await asyncio.wait([previous])
+            request = segment.request
+            if request.failed or self._closed or request.voice is None:
+                raise asyncio.CancelledError
+            engine_request = self.ctx.make_request(request.voice, segment.text)
+            job = self.ctx.worker.submit(engine_request)
+            await asyncio.wait([job.started])
+            if not started.done():
+                started.set_result(None)
+            return await job.future
+        except asyncio.CancelledError:
+            if job is not None:
+                job.cancel()
+            raise
+        finally:
+            if not started.done():
+                started.set_result(None)
+
+    def _send_control(self, request: _Request | None, events: list[Event],
+                      final: bool = False) -> None:
+        self._enqueue(_Control(request=request, events=events, final=final))
+
+    def _enqueue(self, item: _Segment | _Control) -> None:
+        self._queue.put_nowait(item)
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.get_running_loop().create_task(self._send_loop())
+
+    def _audio_start(self) -> Event:
+        return AudioStart(rate=self.ctx.sample_rate, width=SAMPLE_WIDTH,
+                          channels=CHANNELS).event()
+
+    # ---- ordered output --------------------------------------------------------------
+
+    async def _send_loop(self) -> None:
+        try:
+            while True:
+                item = await self._queue.get()
+                if isinstance(item, _Control):
+                    for event in item.events:
+                        await self.write_event(event)
+                    if item.final and item.request is not None:
+                        self._release(item.request)
+                    continue
+                await self._send_segment(item)
+        except ConnectionError as err:
+            _LOGGER.debug("Client gone while sending audio: %s", err)
+            await self._abort()
+        except Exception:
+            _LOGGER.exception("Unexpected error while sending; closing the connection")
+            await self._abort()
+
+    async def _abort(self) -> None:
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        for request in list(self._requests):
+            self._release(request)
+        self.writer.close()
+
+    async def _send_segment(self, segment: _Segment) -> None:
+        request = segment.request
+        assert segment.task is not None
+        audio: np.ndarray | None = None
+        if not request.failed:
+            try:
+                audio = await segment.task
+            except asyncio.CancelledError:
+                if self._closed:
+                    raise
+                audio = None
+            except Exception as err:  # engine or queue failure: fail this request only
+                request.failed = True
+                await self.write_event(_error_event(_error_for(err)))
+        else:
+            segment.task.cancel()
+        if audio is not None and not request.failed:
+            if segment.send_start:
+                await self.write_event(self._audio_start())
+                request.audio_open = True
+            pcm = audio_to_pcm(audio)
+            step = self.ctx.samples_per_chunk * SAMPLE_WIDTH
+            for offset in range(0, len(pcm), step):
+                await self.write_event(AudioChunk(
+                    rate=self.ctx.sample_rate, width=SAMPLE_WIDTH, channels=CHANNELS,
+                    audio=pcm[offset:offset + step]).event())
+        if request.audio_open and (segment.send_stop or request.failed):
+            await self.write_event(AudioStop().event())
+            request.audio_open = False
+        if segment.final:
+            self._release(request)
+
+
+def _error_event(err: RequestError) -> Event:
+    _LOGGER.info("Request error (%s): %s", err.code, err)
+    return Error(text=str(err) or err.code, code=err.code).event()

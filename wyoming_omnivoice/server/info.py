@@ -1,0 +1,47 @@
+"""The Wyoming ``info`` answer: one TTS program and its voices."""
+
+from __future__ import annotations
+
+from wyoming.info import Attribution, Info, TtsProgram, TtsVoice
+
+from wyoming_omnivoice import __version__
+
+from .voices import VoiceCatalog, VoicePreset
+
+PROGRAM_NAME = "omnivoice"
+PROGRAM_DESCRIPTION = "OmniVoice text to speech (k2-fsa) on onnxruntime"
+MODEL_ATTRIBUTION = Attribution(name="k2-fsa", url="https://github.com/k2-fsa/OmniVoice")
+CLONED_ATTRIBUTION = Attribution(
+    name="k2-fsa OmniVoice (voice cloned from a local recording)",
+    url="https://github.com/k2-fsa/OmniVoice",
+)
+
+
+def voice_info(preset: VoicePreset) -> TtsVoice:
+    return TtsVoice(
+        name=preset.name,
+        description=preset.description,
+        attribution=CLONED_ATTRIBUTION if preset.is_cloned else MODEL_ATTRIBUTION,
+        installed=True,
+        version=None,
+        languages=preset.advertised_languages(),
+        speakers=None,
+    )
+
+
+def build_info(catalog: VoiceCatalog, *, streaming: bool, healthy: bool = True) -> Info:
+    """Info with one installed TTS program; voices in catalog order (stable).
+
+    ``healthy=False`` (the synthesis worker died) advertises the program as not installed,
+    so health checks and Home Assistant see that the service cannot synthesize.
+    """
+    program = TtsProgram(
+        name=PROGRAM_NAME,
+        description=PROGRAM_DESCRIPTION,
+        attribution=MODEL_ATTRIBUTION,
+        installed=healthy,
+        version=__version__,
+        voices=[voice_info(preset) for preset in catalog],
+        supports_synthesize_streaming=streaming,
+    )
+    return Info(tts=[program])
