@@ -182,6 +182,7 @@ class _Request:
     audio_open: bool = False
     finished: bool = False
     text_length: int = 0
+    leftover: bytes = b""
     last_started: asyncio.Future | None = None
 
 
@@ -252,7 +253,10 @@ class OmniVoiceEventHandler(AsyncEventHandler):
     async def disconnect(self) -> None:
         """The client went away: drop its pending work, keep nothing running for it."""
         self._closed = True
-        for task in list(self._tasks):
+        pending = [task for task in self._tasks if not task.done()]
+        if pending:
+            _LOGGER.info("Client disconnected: cancelled %d pending segment(s)", len(pending))
+        for task in pending:
             task.cancel()
         if self._sender is not None:
             self._sender.cancel()
@@ -500,17 +504,26 @@ class OmniVoiceEventHandler(AsyncEventHandler):
             if segment.send_start:
                 await self.write_event(self._audio_start())
                 request.audio_open = True
-            pcm = audio_to_pcm(audio)
+            # Full chunks only; the remainder waits for the next segment of the same cycle.
+            pcm = request.leftover + audio_to_pcm(audio)
             step = self.ctx.samples_per_chunk * SAMPLE_WIDTH
-            for offset in range(0, len(pcm), step):
-                await self.write_event(AudioChunk(
-                    rate=self.ctx.sample_rate, width=SAMPLE_WIDTH, channels=CHANNELS,
-                    audio=pcm[offset:offset + step]).event())
+            full = len(pcm) - len(pcm) % step
+            for offset in range(0, full, step):
+                await self._write_chunk(pcm[offset:offset + step])
+            request.leftover = pcm[full:]
         if request.audio_open and (segment.send_stop or request.failed):
+            if request.leftover:
+                await self._write_chunk(request.leftover)
+                request.leftover = b""
             await self.write_event(AudioStop().event())
             request.audio_open = False
         if segment.final:
             self._release(request)
+
+
+    async def _write_chunk(self, pcm: bytes) -> None:
+        await self.write_event(AudioChunk(rate=self.ctx.sample_rate, width=SAMPLE_WIDTH,
+                                          channels=CHANNELS, audio=pcm).event())
 
 
 def _error_event(err: RequestError) -> Event:
