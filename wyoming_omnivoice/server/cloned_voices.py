@@ -149,7 +149,10 @@ def read_voice_folder(folder: Path, *, voices_root: Path | None = None) -> Clone
         raise ValueError(f"Voice folder {folder} points outside {root}; it is not used.")
     present = [folder / n for n in AUDIO_NAMES if (folder / n).is_file()]
     if not present:
-        others = sorted(p.name for p in folder.iterdir() if p.name.lower().startswith("reference."))
+        others = sorted(
+            p.name for p in folder.iterdir()
+            if p.name.lower().startswith("reference.") and p.name != TRANSCRIPT_NAME
+        )
         hint = f" (found {', '.join(others)}: rename it)" if others else ""
         raise ValueError(
             f"Voice folder {folder} has no reference audio: add one of "
