@@ -355,3 +355,33 @@ def test_corrupt_prompt_file_is_a_clear_error(tmp_path: Path) -> None:
 def test_prompt_validates_its_fields(codes: np.ndarray, text: str, rms: float) -> None:
     with pytest.raises(ValueError):
         VoicePrompt(codes, text, rms)
+
+
+# ---------------------------------------------------------------------------------------
+# Parity with upstream's torch codec (goldens recorded by tools/build_fixtures.py)
+# ---------------------------------------------------------------------------------------
+
+
+def _golden_wave(num_samples: int, rate: int) -> np.ndarray:
+    t = np.arange(num_samples, dtype=np.float64) / rate
+    wave = (0.3 * np.sin(2 * np.pi * 220.0 * t) + 0.15 * np.sin(2 * np.pi * 1330.0 * t + 0.5)
+            + 0.05 * np.sin(2 * np.pi * 3100.0 * t))
+    return wave.astype(np.float32)
+
+
+def test_encoder_chain_matches_upstream_torch_codes(encoder: ReferenceEncoder) -> None:
+    import json
+
+    golden = json.loads(
+        (Path(__file__).parent / "fixtures" / "golden" / "upstream_codec.json").read_text()
+    )["encoder"]
+    prepared = PreparedReference(
+        _golden_wave(golden["num_samples_24k"], 24000),
+        _golden_wave(golden["num_samples_16k"], 16000),
+        "x.",
+        0.2,
+    )
+    prompt = encoder.encode_prepared(prepared)
+    expected = np.array(golden["codes"], dtype=np.int64)
+    assert prompt.codes.shape == expected.shape
+    assert np.array_equal(prompt.codes, expected)
