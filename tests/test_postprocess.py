@@ -132,3 +132,20 @@ def test_cross_fade_layout() -> None:
 def test_low_sample_rates_are_refused() -> None:
     with pytest.raises(ValueError):
         remove_silence(np.zeros(8000, np.float32), 8000, 500, 100, 100)
+
+
+def test_rule_modules_need_numpy_only() -> None:
+    """The rule modules import neither torch, pydub, audioop nor upstream omnivoice."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import wyoming_omnivoice.engine.postprocess, wyoming_omnivoice.engine.schedule\n"
+        "import wyoming_omnivoice.engine.text, wyoming_omnivoice.engine.duration\n"
+        "import wyoming_omnivoice.engine.languages, wyoming_omnivoice.engine.instruct\n"
+        "bad = {'torch', 'pydub', 'audioop', 'omnivoice'} & set(sys.modules)\n"
+        "assert not bad, bad\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

@@ -15,11 +15,14 @@ test suite only reads the JSON). It runs upstream's own functions on many inputs
   ``cross_fade_chunks`` and ``trim_long_audio`` on synthetic signals. Signals are stored as
   recipes (``tests/rule_signals.py`` builds them) and outputs as length + SHA-256.
 
-    python tools/record_rule_goldens.py
+    python tools/record_rule_goldens.py              # write the goldens
+    python tools/record_rule_goldens.py --fuzz 400   # also compare our remove_silence with
+                                                     # pydub on 400 random signals (not stored)
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import logging
@@ -278,8 +281,8 @@ def record_text() -> dict:
                 # full chunks for the hand-written texts, a digest for the random ones
                 stored = result if index < len(fixed) else short_digest(result)
                 chunks.append([index, chunk_len, min_len, stored])
-    punct_texts = fixed + randoms + [p + "x" for p in ov_text.END_PUNCTUATION]
-    punct_texts += ["abc" + p for p in ov_text.END_PUNCTUATION] + ["中" + p for p in "…."]
+    punct_texts = fixed + randoms + [p + "x" for p in sorted(ov_text.END_PUNCTUATION)]
+    punct_texts += ["abc" + p for p in sorted(ov_text.END_PUNCTUATION)] + ["中" + p for p in "…."]
     punctuation = [[t, ov_text.add_punctuation(t)] for t in punct_texts]
     return {
         "combine": combine,
@@ -377,7 +380,54 @@ def record_postprocess() -> dict:
     }
 
 
+def fuzz_remove_silence(trials: int) -> int:
+    """Compare our numpy ``remove_silence`` with upstream's pydub one on random signals.
+
+    Signals mix exact zeros, noise near the -50 dBFS threshold, loud noise and isolated
+    clicks, at random lengths, with random silence parameters and sample rates.
+    """
+    sys.path.insert(0, str(ROOT))
+    from wyoming_omnivoice.engine.postprocess import remove_silence
+
+    rng = np.random.default_rng(12345)
+    threshold = 10 ** (-50 / 20)
+    mismatches = 0
+    for trial in range(trials):
+        parts = []
+        for _ in range(int(rng.integers(1, 9))):
+            n = int(rng.integers(0, 30000))
+            kind = int(rng.integers(0, 4))
+            if kind == 0:
+                part = np.zeros(n, np.float32)
+            elif kind == 1:
+                part = rng.standard_normal(n) * threshold * rng.uniform(0.8, 1.2)
+            elif kind == 2:
+                part = rng.standard_normal(n) * rng.uniform(0.01, 0.9)
+            else:
+                part = np.zeros(n, np.float32)
+                if n:
+                    part[rng.integers(0, n, size=int(rng.integers(0, 5)))] = rng.uniform(-1, 1)
+            parts.append(np.asarray(part, dtype=np.float32))
+        audio = np.concatenate(parts)
+        settings = [(24000, 500, 100, 100), (24000, 200, 100, 200), (16000, 300, 100, 300)]
+        random_sr = int(rng.choice([22050, 24000, 44100]))
+        settings.append((random_sr, *map(int, rng.integers(0, 700, 3))))
+        for sr, mid, lead, trail in settings:
+            want = ov_audio.remove_silence(audio[None, :], sr, mid, lead, trail)[0]
+            got = remove_silence(audio, sr, mid, lead, trail)
+            if want.shape != got.shape or not np.array_equal(want, got):
+                mismatches += 1
+                print(f"mismatch: trial {trial}, sr {sr}, silences {mid}/{lead}/{trail}")
+    print(f"fuzz: {trials} signals x {len(settings)} settings, {mismatches} mismatches")
+    return mismatches
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fuzz", type=int, default=0, help="random signals to compare")
+    args = parser.parse_args()
+    if args.fuzz and fuzz_remove_silence(args.fuzz):
+        sys.exit(1)
     golden = {
         "meta": {
             "source": "upstream omnivoice functions, recorded by tools/record_rule_goldens.py",
