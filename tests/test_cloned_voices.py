@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile as sf
+from conftest import describe, pcm_bytes, synthesize, types_of
 
 from wyoming_omnivoice import Engine
 from wyoming_omnivoice.engine.reference import VoicePrompt, read_prompt_extras
@@ -308,3 +309,40 @@ def test_cloned_prompt_drives_synthesis_with_reference_loudness(
     # upstream B.5.2: a reference quieter than RMS 0.1 scales the output by ref_rms / 0.1
     assert np.max(np.abs(unchanged)) > 0
     np.testing.assert_allclose(audio, unchanged * np.float32(prompt.rms / 0.1), atol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# Through the running server
+# ---------------------------------------------------------------------------------------
+
+
+async def test_folder_voice_end_to_end_through_the_server(
+    tmp_path: Path, server_factory: Any
+) -> None:
+    data_dir = tmp_path / "data"
+    make_voice(data_dir, "bob", transcript="Hallo, ich bin Bob",
+               meta="language: de\ndescription: Bob from a recording\n", seconds=3.0,
+               rate=44100)
+    make_voice(data_dir, "broken", transcript=None)  # skipped, the server still starts
+
+    server = server_factory(data_dir=data_dir)
+    info = await describe(server.uri)
+    voices = {v.name: v for program in info.tts for v in program.voices}
+    assert "bob" in voices and "broken" not in voices
+    assert voices["bob"].description == "Bob from a recording"
+    assert any(lang.startswith("de") for lang in voices["bob"].languages)
+    assert "broken" in server.log and "speech recognition" in server.log
+
+    events = await synthesize(server.uri, "Guten Morgen, es sind 21,5 °C.", voice="bob")
+    assert types_of(events)[0] == "audio-start" and types_of(events)[-1] == "audio-stop"
+    assert len(pcm_bytes(events)) > 0
+    cache_files = list((data_dir / "cache").rglob("*.npz"))
+    assert len(cache_files) == 1
+    assert server.log.count("Encoded cloned voice 'bob'") == 1
+    server.stop()
+
+    # restart: the prompt comes from the cache, nothing is encoded again
+    restarted = server_factory(data_dir=data_dir)
+    assert "Encoded cloned voice" not in restarted.log
+    events = await synthesize(restarted.uri, "Noch einmal.", voice="bob")
+    assert types_of(events)[-1] == "audio-stop" and len(pcm_bytes(events)) > 0
