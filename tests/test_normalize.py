@@ -100,6 +100,13 @@ MORE = [
     ("en", "$0.99", "ninety-nine cents"),
     ("es", "$1", "un dólar"),
     ("zh", "1,000元", "一千元"),
+    # phone numbers: digit by digit
+    ("en", "Call 555-1234", "Call five five five, one two three four"),
+    ("de", "Ruf +49 30 1234567 an", "Ruf plus vier neun, drei null, eins zwei drei vier fünf "
+     "sechs sieben an"),
+    ("en", "between 2020-2024", "between twenty twenty to twenty twenty-four"),
+    ("de", "5-10 Minuten", "fünf bis zehn Minuten"),
+    ("fr", "de 3,5 à 4 %", "de trois virgule cinq à quatre pour cent"),
     # abbreviations
     ("en", "Dr. Smith, etc.", "Doctor Smith, et cetera."),
     ("en", "No. 5 and No way", "number five and No way"),

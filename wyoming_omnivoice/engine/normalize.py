@@ -276,8 +276,10 @@ class _European:
         self.unit_re = re.compile(
             rf"{lead}{num}(?P<space>\s?)(?P<unit>{units})(?![\w/²³])"
         )
+        # "20-25 °C", "5–10", "2020-2024": a range of two numbers
         self.range_re = re.compile(
-            rf"{lead}(?P<a>\d+(?:[.,]\d+)?)\s?[-–]\s?(?=\d+(?:[.,]\d+)?\s?(?:{units})(?![\w/]))"
+            r"(?<![\w.,\-])(?P<a>\d+(?:[.,]\d+)?)(?:[-–]|\s–\s)(?P<b>\d+(?:[.,]\d+)?)"
+            r"(?![\d\-]|[.,]\d)"
         )
         codes = _alternation(list(W.CURRENCIES))
         symbols = _alternation([s for s in W.CURRENCY_SYMBOLS if s != "￥"])
@@ -367,6 +369,11 @@ class _European:
         )
         # A number glued to letters ("90s", "4K", "COVID19") is left as written.
         self.number_re = re.compile(rf"(?<![\w.,]){num}(?![\w]|[.,:]\d)")
+        # Phone numbers: "+49 30 1234567", "555-1234", "(555) 123-4567" -> digit by digit
+        self.phone_re = re.compile(
+            r"(?<![\w.,+-])(?:\+\d[\d \-]{5,}\d|(?:\(\d{3}\)\s?|\d{3}-)?\d{3}-\d{4})"
+            r"(?![\w-]|[.,]\d)"
+        )
         self.de_ein_re = re.compile(r"\b(?P<w>(?:\w*(?:hundert|tausend))?eins)(?= [A-ZÄÖÜ])")
 
     # -- rules -----------------------------------------------------------------------
@@ -375,11 +382,11 @@ class _European:
         text = self.abbreviations_pass(text)
         text = text.replace(" & ", f" {W.AMPERSAND[self.lang]} ")
         text = self.dates_pass(text)
+        text = _sub(self.phone_re, self.phone, text)
         text = self.times_pass(text)
         text = _sub(self.currency_before_re, self.currency, text)
         text = _sub(self.currency_after_re, self.currency, text)
-        text = _sub(self.range_re, lambda m: f"{m.group('a')} {W.RANGE_WORD[self.lang]} ",
-                    text)
+        text = _sub(self.range_re, self.number_range, text)
         text = _sub(self.unit_re, self.unit, text)
         text = _sub(self.ordinal_re, self.ordinal, text)
         text = _sub(self.year_context_re,
@@ -402,6 +409,20 @@ class _European:
             return words + (match.group("end") or "")
 
         return _sub(self.abbrev_re, expand, text)
+
+    def number_range(self, match: re.Match[str]) -> str:
+        a, b = match.group("a"), match.group("b")
+        to = W.RANGE_WORD[self.lang]
+        years = [int(x) for x in (a, b) if len(x) == 4 and x.isdigit()]
+        if self.lang == "en" and len(years) == 2 and all(1100 <= y <= 2099 for y in years):
+            return f"{_year(years[0], 'en')} {to} {_year(years[1], 'en')}"
+        return f"{a} {to} {b}"  # the digits are read by the later passes
+
+    def phone(self, match: re.Match[str]) -> str:
+        groups = re.findall(r"\d+", match.group(0))
+        words = ", ".join(_digits(group, self.lang) for group in groups)
+        plus = f"{W.PLUS_WORD[self.lang]} " if match.group(0).startswith("+") else ""
+        return plus + words
 
     def currency(self, match: re.Match[str]) -> str | None:
         cur = match.group("cur")

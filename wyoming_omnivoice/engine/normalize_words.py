@@ -13,6 +13,8 @@ LANGUAGES = ("en", "de", "fr", "es", "it", "nl")
 DECIMAL_WORD = {
     "en": "point", "de": "Komma", "fr": "virgule", "es": "coma", "it": "virgola", "nl": "komma",
 }
+#: Word read for the "+" of an international phone number.
+PLUS_WORD = {"en": "plus", "de": "plus", "fr": "plus", "es": "más", "it": "più", "nl": "plus"}
 #: Word read for a leading minus sign.
 MINUS_WORD = {"en": "minus", "de": "minus", "fr": "moins", "es": "menos", "it": "meno", "nl": "min"}
 #: "and" between the main and the fractional currency unit.
