@@ -88,8 +88,9 @@ async def test_voices_file_adds_and_overrides(server_factory, tmp_path: Path) ->
     assert voices["narrator"].description == "Calm narrator"
     assert voices["narrator"].languages == ["en"]
     assert voices["en-female-young"].description == "Replaced built-in voice"
-    assert list(voices)[0] == "en-female-young"  # built-in order kept, additions last
-    assert list(voices)[-1] == "narrator"
+    names = list(voices)
+    assert names.index("en-female-young") == 0  # built-in order kept, additions last
+    assert names[-1] == "narrator"
     async with AsyncClient.from_uri(server.uri) as client:
         events = await synthesize_once(client, "The default voice is now the narrator.")
         assert len(audio_cycles(events)) == 1

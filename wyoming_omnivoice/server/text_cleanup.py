@@ -33,7 +33,7 @@ _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", re.DOTALL)
 _EM_STAR = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _EM_UNDER = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~", re.DOTALL)
-_LEFTOVER_MARKS = re.compile(r"\*{2,}|(?<!\S)\*(?!\S)|~~")
+_LEFTOVER_MARKS = re.compile(r"\*{2,}|~~")
 # HTML-ish tags such as <br> or <b> (not "a < b").
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
 _SPACES = re.compile(r"[ \t\u00a0]+")
