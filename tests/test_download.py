@@ -255,6 +255,11 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubSetup]
     manifest.write_text(json.dumps({"format": 1, "model_dir": "tiny-test", "files": entries}))
 
     hub.thread.start()
+    # huggingface_hub reads HF_HUB_OFFLINE once, at import: start every test online whatever
+    # the environment was then; the offline tests set the variable, which the code reads.
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setenv("HF_ENDPOINT", hub.url)
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
     monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -441,6 +446,33 @@ def test_offline_mode_with_complete_folder_needs_no_network(
     setup.hub.clear()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert ensure_model(setup.data_dir, manifest=setup.manifest) == setup.model_dir.resolve()
+    assert setup.hub.requests == []
+
+
+def test_offline_mode_takes_files_from_the_hub_cache(
+    setup: HubSetup, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Files fetched earlier with `hf download` (no --local-dir) sit in the hub cache.
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hub-cache"
+    for entry in setup.entries:
+        if entry["group"] != "core":
+            continue
+        folder = "models--" + entry["repo"].replace("/", "--")
+        target = cache / folder / "snapshots" / entry["revision"] / entry["path"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((setup.source / entry["path"]).read_bytes())
+    corrupt = cache / f"models--{REPO_BACKBONE.replace('/', '--')}" / "snapshots" / REV_A
+    (corrupt / "llm_backbone_fp32.onnx").write_bytes(b"not the graph")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelError) as info:
+        ensure_model(setup.data_dir, manifest=setup.manifest)
+    text = str(info.value)
+    assert "  - llm_backbone_fp32.onnx  (" in text  # the bad cached copy is refused
+    assert "audio_heads_decoder.onnx" not in text  # the good ones were taken
+    assert (setup.model_dir / "audio_heads_decoder.onnx").is_file()
     assert setup.hub.requests == []
 
 

@@ -312,8 +312,10 @@ def _file_is_valid(model_dir: Path, entry: ManifestFile, record: _VerifiedRecord
 
 
 def _offline() -> bool:
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}:
-        return True
+    """HF_HUB_OFFLINE, read now (huggingface_hub itself reads it once, at import)."""
+    for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if os.environ.get(name, "").strip().upper() in {"1", "ON", "YES", "TRUE"}:
+            return True
     from huggingface_hub import constants
 
     return bool(constants.HF_HUB_OFFLINE)
