@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -121,7 +122,7 @@ class AnchorCache:
                 codes = np.asarray(data["codes"])
                 text = str(data["text"])
                 key = str(data["key"])
-        except (OSError, ValueError, KeyError, EOFError) as err:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
             _LOGGER.warning("Anchor cache file %s is unreadable (%s); rebuilding it", path, err)
             return None
         if (

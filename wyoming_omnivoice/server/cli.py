@@ -195,6 +195,7 @@ def _preset_from_spec(spec: Any) -> VoicePreset:
         description=getattr(spec, "description", None) or f"{spec.name} (cloned voice)",
         languages=(resolved,),
         anchor=False,
+        normalize_text=getattr(spec, "normalize_text", None),
         reference_audio=Path(spec.audio_path),
         source=f"voice folder {Path(spec.audio_path).parent}",
         clone_spec=spec,

@@ -1,0 +1,241 @@
+"""Benchmark the Wyoming server end to end: first-audio latency, total time, throughput.
+
+Starts ``python -m wyoming_omnivoice`` on a free loopback port with ``--model-dir`` (or
+measures an already running server with ``--uri``) and reports, over real Wyoming
+connections:
+
+- one-shot ``synthesize``: time to the first ``audio-chunk`` (TTFA) and to ``audio-stop``,
+  for a short Home Assistant style reply and a multi-sentence reply;
+- streaming (``synthesize-start``/``-chunk``/``-stop``, text sent in small fragments like an
+  LLM would): TTFA and time to ``synthesize-stopped``;
+- throughput with 1, 4 and 8 concurrent clients: requests per second, audio seconds per wall
+  second and the TTFA spread.
+
+Usage::
+
+    python benchmarks/bench_server.py --model-dir tests/fixtures/models/tiny --device cpu
+    python benchmarks/bench_server.py --uri tcp://127.0.0.1:10200 --rounds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from wyoming.client import AsyncClient
+from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHORT_TEXT = "Turned on the kitchen lights."
+LONG_TEXT = (
+    "The weather today is mostly sunny with a high of twenty-one degrees. "
+    "In the evening clouds move in from the west. "
+    "Tomorrow brings light rain in the morning, so take an umbrella. "
+    "The weekend looks warm and dry."
+)
+READ_TIMEOUT_S = 300.0
+
+
+@dataclass
+class Measurement:
+    ttfa_s: float
+    total_s: float
+    audio_s: float
+    cycles: int
+
+
+async def _read(client: AsyncClient):
+    event = await asyncio.wait_for(client.read_event(), READ_TIMEOUT_S)
+    if event is None:
+        raise ConnectionError("server closed the connection")
+    if event.type == "error":
+        raise RuntimeError(f"server error: {event.data}")
+    return event
+
+
+async def one_shot(uri: str, text: str, voice: str | None = None) -> Measurement:
+    from wyoming.tts import SynthesizeVoice
+
+    async with AsyncClient.from_uri(uri) as client:
+        started = time.perf_counter()
+        await client.write_event(Synthesize(
+            text=text, voice=SynthesizeVoice(name=voice) if voice else None).event())
+        ttfa = None
+        audio_bytes = 0
+        rate = 24000
+        while True:
+            event = await _read(client)
+            if event.type == "audio-start":
+                rate = event.data.get("rate", rate)
+            elif event.type == "audio-chunk":
+                if ttfa is None:
+                    ttfa = time.perf_counter() - started
+                audio_bytes += len(event.payload or b"")
+            elif event.type == "audio-stop":
+                break
+        total = time.perf_counter() - started
+    return Measurement(ttfa or total, total, audio_bytes / 2 / rate, 1)
+
+
+async def streaming(uri: str, text: str, fragment_chars: int = 12,
+                    fragment_delay_s: float = 0.0) -> Measurement:
+    async with AsyncClient.from_uri(uri) as client:
+        started = time.perf_counter()
+        ttfa = None
+        audio_bytes = 0
+        cycles = 0
+
+        async def reader() -> None:
+            nonlocal ttfa, audio_bytes, cycles
+            while True:
+                event = await _read(client)
+                if event.type == "audio-chunk":
+                    if ttfa is None:
+                        ttfa = time.perf_counter() - started
+                    audio_bytes += len(event.payload or b"")
+                elif event.type == "audio-stop":
+                    cycles += 1
+                elif event.type == "synthesize-stopped":
+                    return
+
+        reading = asyncio.create_task(reader())
+        await client.write_event(SynthesizeStart().event())
+        for offset in range(0, len(text), fragment_chars):
+            await client.write_event(
+                SynthesizeChunk(text=text[offset:offset + fragment_chars]).event())
+            if fragment_delay_s:
+                await asyncio.sleep(fragment_delay_s)
+        await client.write_event(Synthesize(text=text).event())
+        await client.write_event(SynthesizeStop().event())
+        await reading
+        total = time.perf_counter() - started
+    return Measurement(ttfa or total, total, audio_bytes / 2 / 24000, cycles)
+
+
+def _summary(values: list[float]) -> str:
+    if not values:
+        return "-"
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"mean {statistics.fmean(values) * 1000:7.1f} ms  p50 " \
+        f"{statistics.median(values) * 1000:7.1f} ms  p95 {p95 * 1000:7.1f} ms"
+
+
+async def run_latency(uri: str, rounds: int, results: dict) -> None:
+    for label, coro_factory in (
+        ("one-shot short", lambda: one_shot(uri, SHORT_TEXT)),
+        ("one-shot 4 sentences", lambda: one_shot(uri, LONG_TEXT)),
+        ("streaming 4 sentences", lambda: streaming(uri, LONG_TEXT)),
+    ):
+        await coro_factory()  # warm-up round, not counted
+        runs = [await coro_factory() for _ in range(rounds)]
+        results[label] = [asdict(run) for run in runs]
+        audio = statistics.fmean(r.audio_s for r in runs)
+        rtf = statistics.fmean(r.total_s / r.audio_s for r in runs if r.audio_s)
+        print(f"{label:24s} TTFA {_summary([r.ttfa_s for r in runs])}")
+        print(f"{'':24s} total {_summary([r.total_s for r in runs])}  audio {audio:.2f} s  "
+              f"RTF {rtf:.3f}  cycles {runs[0].cycles}")
+
+
+async def run_throughput(uri: str, clients: int, requests_per_client: int,
+                         results: dict) -> None:
+    async def client_loop(index: int) -> list[Measurement]:
+        return [await one_shot(uri, f"{SHORT_TEXT} Request {index}-{n}.")
+                for n in range(requests_per_client)]
+
+    started = time.perf_counter()
+    per_client = await asyncio.gather(*(client_loop(i) for i in range(clients)))
+    wall = time.perf_counter() - started
+    runs = [run for runs in per_client for run in runs]
+    audio = sum(r.audio_s for r in runs)
+    results[f"throughput x{clients}"] = {
+        "wall_s": wall, "requests": len(runs), "audio_s": audio,
+        "runs": [asdict(run) for run in runs],
+    }
+    print(f"{clients} concurrent clients: {len(runs) / wall:6.2f} req/s  "
+          f"{audio / wall:6.2f} audio s per s (aggregate RTF {wall / audio:.3f})  "
+          f"TTFA {_summary([r.ttfa_s for r in runs])}")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(args: argparse.Namespace, log_path: Path) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    uri = f"tcp://127.0.0.1:{port}"
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-data-"))
+    command = [
+        sys.executable, "-m", "wyoming_omnivoice", "--uri", uri, "--model-dir",
+        str(args.model_dir), "--device", args.device, "--data-dir", str(data_dir),
+        "--num-steps", str(args.num_steps), *args.server_args,
+    ]
+    log = log_path.open("wb")
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    started = time.perf_counter()
+    while "Ready" not in log_path.read_text(errors="replace"):
+        if process.poll() is not None:
+            raise SystemExit(f"server exited:\n{log_path.read_text(errors='replace')}")
+        if time.perf_counter() - started > 1800:
+            process.kill()
+            raise SystemExit("server not ready after 30 min")
+        time.sleep(0.2)
+    print(f"server ready in {time.perf_counter() - started:.1f} s (log {log_path})")
+    return process, uri
+
+
+async def main_async(args: argparse.Namespace, uri: str) -> dict:
+    results: dict = {"uri": uri, "num_steps": args.num_steps, "model_dir": str(args.model_dir)}
+    await run_latency(uri, args.rounds, results)
+    for clients in args.clients:
+        await run_throughput(uri, clients, args.requests_per_client, results)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--model-dir", type=Path, help="start a server with this model")
+    target.add_argument("--uri", help="measure a running server (tcp://HOST:PORT)")
+    parser.add_argument("--device", default="cpu", choices=("auto", "cuda", "cpu"))
+    parser.add_argument("--num-steps", type=int, default=32)
+    parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 8])
+    parser.add_argument("--requests-per-client", type=int, default=3)
+    parser.add_argument("--json", type=Path, default=None, help="write raw results here")
+    parser.add_argument("--server-arg", dest="server_args", action="append", default=[],
+                        help="extra server flag (repeatable), e.g. --server-arg=--debug")
+    args = parser.parse_args()
+
+    process = None
+    uri = args.uri
+    if args.model_dir is not None:
+        log_path = Path(tempfile.mkdtemp(prefix="bench-log-")) / "server.log"
+        process, uri = start_server(args, log_path)
+    try:
+        results = asyncio.run(main_async(args, uri))
+    finally:
+        if process is not None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(60)
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
