@@ -11,6 +11,8 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -21,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from conftest import ServerProcess, free_port
 from onnx import TensorProto, helper, numpy_helper
 from onnx.external_data_helper import convert_model_to_external_data
 
@@ -517,6 +520,53 @@ def test_download_failure_names_remaining_files(setup: HubSetup) -> None:
     assert "Could not download audio_heads_decoder.onnx" in text
     assert f"hf download {REPO_GRAPHS} audio_heads_decoder.onnx" in text
     assert not (setup.model_dir / "audio_heads_decoder.onnx").exists()
+
+
+# --------------------------------------------------------------------------- the server
+
+
+def _server(setup: HubSetup, data_dir: Path, log_dir: Path, **env: str) -> ServerProcess:
+    port = free_port()
+    args = [
+        "--uri", f"tcp://127.0.0.1:{port}", "--data-dir", str(data_dir),
+        "--manifest", str(setup.manifest), "--device", "cpu",
+    ]
+    server = ServerProcess(args, log_dir / f"server-{port}.log", port)
+    server.env = {"HF_HOME": str(log_dir / "hf-home"), **env}
+    return server.start()
+
+
+def test_server_first_start_downloads_then_serves(
+    setup: HubSetup, shared_data_dir: Path, tmp_path: Path
+) -> None:
+    """The README's first start: no model yet -> download, verify, load, answer describe."""
+    assert all((FIXTURE_TINY / name).is_file() for name in REQUIRED_FILES), "tiny model missing"
+    server = _server(setup, shared_data_dir, tmp_path)
+    try:
+        server.wait_ready()
+        result = subprocess.run(
+            [sys.executable, "-m", "wyoming_omnivoice.health_check", "--uri", server.uri],
+            capture_output=True, text=True, timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith("healthy: omnivoice")
+    finally:
+        server.stop()
+    model_dir = shared_data_dir / "models" / "tiny-test"
+    for name in _names(setup, "core"):
+        assert (model_dir / name).read_bytes() == (FIXTURE_TINY / name).read_bytes(), name
+    assert "Downloading llm_backbone_fp32.onnx.data" in server.log
+
+
+def test_server_offline_without_model_says_what_is_missing(
+    setup: HubSetup, tmp_path: Path
+) -> None:
+    server = _server(setup, tmp_path / "data", tmp_path, HF_HUB_OFFLINE="1")
+    assert server.wait_exit(timeout=120) != 0
+    log = server.log
+    assert "HF_HUB_OFFLINE" in log
+    assert f"hf download {REPO_BACKBONE} llm_backbone_fp32.onnx llm_backbone_fp32.onnx.data" in log
+    assert setup.hub.requests == []
 
 
 # --------------------------------------------------------------------------- --model-dir
