@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Build random OmniVoice test models in the published ONNX layout, plus upstream goldens.
+
+Dev tool: runs in the dev virtualenv with torch, transformers and upstream ``omnivoice``
+(installed ``--no-deps``); nothing here is a runtime dependency. See tools/README.md.
+
+    python tools/build_fixtures.py                     # tiny fixtures + goldens (committed)
+    python tools/build_fixtures.py --preset mid --out bench-out/mid
+    python tools/build_fixtures.py --preset real --out bench-out/real
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fixtures_lib import goldens, graph_set, higgs, ort_decode  # noqa: E402
+from fixtures_lib.omnivoice_model import attach_inference_helpers, build_omnivoice  # noqa: E402
+from fixtures_lib.presets import PRESETS  # noqa: E402
+from fixtures_lib.text_tokenizer import train_tokenizer, wrap_for_upstream  # noqa: E402
+from fixtures_lib.weights import round_to_bfloat16_values  # noqa: E402
+
+logger = logging.getLogger("build_fixtures")
+
+FIXTURES = REPO / "tests" / "fixtures"
+#: Largest acceptable |ORT - torch| per preset (fp32 graphs; bigger models sum more terms).
+TOLERANCE = {"tiny": 1e-4, "mid": 2e-3, "real": 1e-2}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="tiny")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="model directory (default tests/fixtures/models/tiny for tiny)")
+    parser.add_argument("--golden-dir", type=Path, default=None,
+                        help="where upstream_*.json go (default tests/fixtures/golden for "
+                             "tiny, DIR/golden for mid/real with --goldens)")
+    parser.add_argument("--goldens", action=argparse.BooleanOptionalAction, default=None,
+                        help="record upstream goldens (default: on for tiny, off otherwise)")
+    parser.add_argument("--variants", action=argparse.BooleanOptionalAction, default=None,
+                        help="also write the fp16-output and causal-backbone variants next "
+                             "to DIR (default: on for tiny, off otherwise)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    tiny = args.preset == "tiny"
+    if args.out is None:
+        if not tiny:
+            parser.error("--out is required for --preset mid/real (e.g. bench-out/mid)")
+        args.out = FIXTURES / "models" / "tiny"
+    if args.goldens is None:
+        args.goldens = tiny
+    if args.variants is None:
+        args.variants = tiny
+    if args.golden_dir is None:
+        args.golden_dir = FIXTURES / "golden" if tiny else args.out / "golden"
+    return args
+
+
+def setup_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
+                        format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    for noisy in ("onnxscript", "onnx_ir", "transformers", "httpx"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    for name in ("torch", "torch.onnx._internal.exporter._registration"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=UserWarning)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", message="Couldn't find ffmpeg")
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Compact JSON (one line per top-level list item would be nicer to diff, but size wins)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n",
+                    encoding="utf-8")
+    logger.info("wrote %s (%d bytes)", path, path.stat().st_size)
+
+
+def save_upstream(model, codec, text_tokenizer, out_dir: Path) -> None:
+    """Save the torch model so ``OmniVoice.from_pretrained(out_dir)`` loads the same weights."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir)
+    text_tokenizer.save_pretrained(out_dir)
+    higgs.save_codec(codec, out_dir / "audio_tokenizer")
+    logger.info("saved upstream torch model to %s", out_dir)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    setup_logging(args.verbose)
+    preset = PRESETS[args.preset]
+    started = time.monotonic()
+
+    tokenizer = train_tokenizer(seed=1234)
+    text_tokenizer = wrap_for_upstream(tokenizer)
+    model = build_omnivoice(preset, tokenizer.get_vocab_size(), seed=args.seed)
+    codec = higgs.build_codec(preset.codec, seed=args.seed + 7)
+    if preset.round_weights:
+        round_to_bfloat16_values(model)
+        round_to_bfloat16_values(codec)
+    attach_inference_helpers(model, text_tokenizer, codec)
+
+    diffs = graph_set.export_model_dir(model, codec, tokenizer.to_str(), args.out)
+    worst = max(diffs.values())
+    print(f"ORT vs torch max abs diff per graph: {json.dumps(diffs, indent=1)}")
+    if worst > TOLERANCE[args.preset]:
+        logger.error("ORT and torch disagree by %.3g (> %.3g)", worst, TOLERANCE[args.preset])
+        return 1
+    hidden = model.config.llm_config.hidden_size
+    probe = graph_set.bidirectional_probe(args.out / graph_set.BACKBONE, hidden)
+    print(f"bidirectional probe (max delta at earlier positions): {probe:.4g}")
+
+    facts: dict[str, Any] = {
+        "preset": args.preset,
+        "seed": args.seed,
+        "ort_vs_torch_max_abs_diff": diffs,
+        "bidirectional_probe": probe,
+        "text_vocab_rows": model.config.llm_config.vocab_size,
+        "tokenizer_size": tokenizer.get_vocab_size(),
+        "codec": higgs.describe(codec),
+    }
+    if args.variants:
+        fp16_dir = args.out.with_name(args.out.name + "-fp16io")
+        graph_set.export_fp16io_variant(args.out, fp16_dir)
+        causal_probe = graph_set.export_causal_backbone(
+            model, args.out.parent / "causal_backbone")
+        print(f"causal backbone probe: {causal_probe:.4g}")
+        facts["causal_probe"] = causal_probe
+    if preset.save_upstream:
+        save_upstream(model, codec, text_tokenizer, args.out / "upstream")
+    if args.goldens:
+        codes = goldens.record_codes(model)
+        replay = ort_decode.check_goldens(args.out, codes)
+        facts["ort_numpy_replay"] = replay
+        write_json(args.golden_dir / "upstream_codes.json", codes)
+        write_json(args.golden_dir / "upstream_codec.json", goldens.record_codec(codec))
+        write_json(args.golden_dir / "upstream_graphs.json", facts)
+        print(f"numpy+ORT replay of the goldens: {replay['exact_matches']}/{replay['cases']} "
+              f"exact, smallest argmax gap {replay['min_argmax_gap']:.3g}, smallest top-k "
+              f"gap {replay['min_topk_gap']:.3g}")
+        if replay["mismatched"]:
+            logger.error("ORT replay differs from upstream on %s", replay["mismatched"])
+            return 1
+    logger.info("done in %.1f s", time.monotonic() - started)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
