@@ -343,14 +343,19 @@ def _hub_etag_sha256(stage: Path, entry: ManifestFile) -> str | None:
     return etag if _SHA256_RE.match(etag) else None
 
 
-def _check_download(path: Path, entry: ManifestFile, stage: Path) -> tuple[str | None, str]:
-    """Return (problem, sha256) for a freshly downloaded file; problem None when it is good."""
+def _check_download(
+    path: Path, entry: ManifestFile, stage: Path | None
+) -> tuple[str | None, str]:
+    """Return (problem, sha256) for a fetched file; problem is None when it is good.
+
+    The reference hash is the manifest's, else the hub's LFS ETag recorded in ``stage``.
+    """
     size = path.stat().st_size
     if entry.size is not None and size != entry.size:
         return f"size {size} bytes, expected {entry.size}", ""
     _LOGGER.info("Verifying %s (%s)", entry.local_name, _human_size(size))
     actual = sha256_file(path)
-    expected = entry.sha256 or _hub_etag_sha256(stage, entry)
+    expected = entry.sha256 or (_hub_etag_sha256(stage, entry) if stage else None)
     if expected is not None and actual != expected:
         return f"SHA-256 {actual}, expected {expected}", actual
     return None, actual
@@ -416,7 +421,7 @@ def _copy_from_hub_cache(entry: ManifestFile, model_dir: Path, record: _Verified
     tmp = Path(tmp_name)
     try:
         shutil.copyfile(source, tmp)  # follows the cache symlink: a real file
-        problem, digest = _check_download(tmp, entry, tmp.parent)
+        problem, digest = _check_download(tmp, entry, None)
         if problem is not None:
             _LOGGER.warning("Cached copy of %s is unusable: %s", entry.label, problem)
             return False
@@ -453,7 +458,7 @@ def ensure_model(
         todo = [entry for entry in todo if not _copy_from_hub_cache(entry, model_dir, record)]
         if todo:
             raise ModelError(
-                f"Model files are missing from {model_dir} and downloads are disabled "
+                f"Model files are missing or damaged in {model_dir} and downloads are disabled "
                 f"(HF_HUB_OFFLINE=1):\n{_describe_files(todo)}\n"
                 "Unset HF_HUB_OFFLINE to let the server download them, or fetch them on a "
                 "machine with network access and copy them into that folder:\n"
