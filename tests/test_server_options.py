@@ -255,3 +255,15 @@ async def test_stdio_transport(tmp_path: Path) -> None:
     finally:
         process.stdin.close()
         await asyncio.wait_for(process.wait(), 60)
+
+
+@pytest.mark.parametrize(
+    ("host", "announced"),
+    [("0.0.0.0", None), ("::", None), ("", None), (None, None),
+     ("192.168.1.20", "192.168.1.20"), ("127.0.0.1", "127.0.0.1")],
+)
+def test_zeroconf_announces_a_real_address(host: str | None, announced: str | None) -> None:
+    """A wildcard bind lets wyoming detect the LAN IP instead of announcing 0.0.0.0."""
+    from wyoming_omnivoice.server.cli import zeroconf_host
+
+    assert zeroconf_host(host) == announced
