@@ -267,3 +267,29 @@ def test_zeroconf_announces_a_real_address(host: str | None, announced: str | No
     from wyoming_omnivoice.server.cli import zeroconf_host
 
     assert zeroconf_host(host) == announced
+
+
+async def test_cloned_preset_from_voices_file(server_factory, tmp_path: Path) -> None:
+    """A YAML preset with reference_audio + reference_text is a cloned voice."""
+    import numpy as np
+    import soundfile
+
+    rate = 24000
+    t = np.arange(int(3.0 * rate)) / rate
+    envelope = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * t)  # syllable-like bursts
+    wav = 0.3 * envelope * np.sin(2 * np.pi * (150 + 50 * np.sin(2 * np.pi * t)) * t)
+    soundfile.write(tmp_path / "me.wav", wav.astype(np.float32), rate)
+    voices_file = tmp_path / "voices.yaml"
+    voices_file.write_text(
+        "voices:\n  - name: me\n    description: My own voice\n"
+        "    reference_audio: me.wav\n    reference_text: This is my own voice speaking.\n"
+        "    languages: [en]\n",
+        encoding="utf-8",
+    )
+    server = server_factory("--voices-file", str(voices_file), data_dir=tmp_path / "data")
+    info = await describe(server.uri)
+    voices = {voice.name: voice for voice in info.tts[0].voices}
+    assert voices["me"].description == "My own voice" and voices["me"].languages == ["en"]
+    async with AsyncClient.from_uri(server.uri) as client:
+        events = await synthesize_once(client, "Hello from my cloned voice.", voice="me")
+    assert len(audio_cycles(events)) == 1
