@@ -174,3 +174,26 @@ def test_corrupt_or_mismatched_anchor_is_rebuilt(engine: Engine, tmp_path: Path)
     np.savez(path, codes=np.zeros((3, 2), dtype=np.int64), text=np.array("x"),
              key=np.array(cache.key(preset)))
     assert cache.load(preset) is None
+
+
+def test_anchors_generated_in_batches_equal_single_generation(engine: Engine,
+                                                              tmp_path: Path) -> None:
+    presets = parse_voices_document(
+        {"voices": [
+            {"name": "a", "instruct": "female, british accent", "languages": ["en"]},
+            {"name": "b", "instruct": "male, elderly", "languages": ["en"], "speed": 0.9},
+            {"name": "c", "instruct": "女, 四川话", "languages": ["zh"]},
+        ]},
+        source="t.yaml",
+    )
+    batched = AnchorCache(tmp_path / "batched", engine.fingerprint).ensure_all(
+        presets, engine, OPTIONS, batch_size=2)
+    single = AnchorCache(tmp_path / "single", engine.fingerprint)
+    for preset in presets:
+        alone = single.get_or_create(preset, engine, OPTIONS)
+        np.testing.assert_array_equal(batched[preset.name].codes, alone.codes)
+        assert batched[preset.name].text == alone.text
+    # Everything is cached now: a second call loads without generating.
+    again = AnchorCache(tmp_path / "batched", engine.fingerprint).ensure_all(presets, engine,
+                                                                             OPTIONS)
+    assert sorted(again) == ["a", "b", "c"]

@@ -155,6 +155,46 @@ class AnchorCache:
             raise
         return path
 
+    def ensure_all(self, presets: list[VoicePreset], engine: Any, options: Any = None,
+                   batch_size: int = 8) -> dict[str, Anchor]:
+        """Anchors for ``presets`` (by name): cached ones loaded, missing ones generated.
+
+        Missing anchors are decoded in batches with ``engine.generate_codes_batch``; every
+        item carries its own seed, so the codes equal a lone ``generate_codes`` call.
+        """
+        anchors: dict[str, Anchor] = {}
+        missing: list[VoicePreset] = []
+        for preset in presets:
+            cached = self.load(preset)
+            if cached is None:
+                missing.append(preset)
+            else:
+                anchors[preset.name] = cached
+        for start in range(0, len(missing), max(1, batch_size)):
+            group = missing[start:start + max(1, batch_size)]
+            _LOGGER.info("Generating the anchor for voice %s",
+                         ", ".join(repr(preset.name) for preset in group))
+            items = [
+                {"text": anchor_text_for(p), "language": p.language, "instruct": p.instruct,
+                 "speed": p.speed, "seed": ANCHOR_SEED}
+                for p in group
+            ]
+            codes_list = engine.generate_codes_batch(items, options=options)
+            for preset, codes in zip(group, codes_list, strict=True):
+                anchor = Anchor(codes=np.asarray(codes, dtype=np.int64),
+                                text=anchor_text_for(preset))
+                self._store(preset, anchor)
+                anchors[preset.name] = anchor
+        return anchors
+
+    def _store(self, preset: VoicePreset, anchor: Anchor) -> None:
+        try:
+            self.save(preset, anchor)
+        except OSError as err:
+            _LOGGER.warning("Cannot write the anchor cache in %s (%s); the anchor of voice %r "
+                            "will be regenerated at the next start", self.directory, err,
+                            preset.name)
+
     def get_or_create(self, preset: VoicePreset, engine: CodeGenerator,
                       options: Any = None) -> Anchor:
         """Load the anchor of ``preset`` or generate it with the engine and cache it."""
@@ -169,10 +209,5 @@ class AnchorCache:
             options=options, seed=ANCHOR_SEED,
         )
         anchor = Anchor(codes=np.asarray(codes, dtype=np.int64), text=text)
-        try:
-            self.save(preset, anchor)
-        except OSError as err:
-            _LOGGER.warning("Cannot write the anchor cache in %s (%s); the anchor of voice %r "
-                            "will be regenerated at the next start", self.directory, err,
-                            preset.name)
+        self._store(preset, anchor)
         return anchor
