@@ -89,7 +89,9 @@ class ModelPaths:
         different export gives a different id without hashing gigabytes of weights.
         """
         digest = hashlib.sha256()
-        for path in (self.backbone, self.embeddings, self.heads, self.vocoder, self.tokenizer):
+        optional = [self.root / name for name in CLONING_FILES if (self.root / name).is_file()]
+        graphs = [self.backbone, self.embeddings, self.heads, self.vocoder, self.tokenizer]
+        for path in graphs + optional:
             digest.update(path.name.encode())
             digest.update(str(path.stat().st_size).encode())
             data_file = path.with_name(path.name + ".data")
