@@ -17,9 +17,18 @@ import numpy as np
 import onnx
 
 from . import model_files
-from .decoder import DecodeItem, DecodeOptions, Decoder, DecodeStats
+from .decoder import (
+    BUCKETS,
+    DecodeItem,
+    DecodeOptions,
+    Decoder,
+    DecodeStats,
+    bucket_for,
+    natural_length,
+)
 from .duration import estimate_num_frames
 from .instruct import normalize_instruct
+from .iobinding import StepRunner
 from .languages import resolve_language
 from .model_files import ModelError, ModelPaths
 from .postprocess import cross_fade_chunks, post_process
@@ -37,6 +46,10 @@ SAMPLES_PER_FRAME = SAMPLE_RATE // FRAME_RATE
 CHUNK_THRESHOLD_FRAMES = 30 * FRAME_RATE
 CHUNK_DURATION_S = 15.0
 PRECISIONS = ("fp32", "fp16")
+#: Row-count buckets used with CUDA graphs (each captured graph has one fixed shape).
+ROW_BUCKETS = (1, 2, 4, 8, 16)
+#: A Home Assistant reply at the 60-character limit of a "short" reply, for warm-up.
+SHORT_REPLY = "The living room lights are on and it is 21 degrees inside."
 
 _REQUEST_KEYS = (
     "text", "language", "instruct", "ref_text", "ref_codes", "ref_rms", "speed",
@@ -86,6 +99,9 @@ class Engine:
         *,
         layout: str = "packed",
         threads: int | None = None,
+        io_binding: bool | None = None,
+        buckets: bool | None = None,
+        cuda_graph: bool = False,
     ) -> None:
         self.paths = paths
         self._providers = providers
@@ -93,7 +109,7 @@ class Engine:
         self.prompts = PromptBuilder(paths.tokenizer)
         embeddings = Graph(paths.embeddings, providers, threads=threads)
         embeddings.require(["input_ids", "audio_mask"], ["inputs_embeds"], exact=True)
-        backbone = _load_backbone(paths.backbone, providers, threads)
+        backbone = _load_backbone(paths.backbone, providers, threads, cuda_graph=cuda_graph)
         hidden_size = _hidden_size(backbone, embeddings)
         heads_model = _load_heads(paths.heads)
         scorer = Graph(
@@ -109,11 +125,23 @@ class Engine:
 
         self.vocoder = Graph(paths.vocoder, providers, threads=threads)
         self.vocoder.require(["codes"], ["waveform_24k"], exact=True)
-        self.decoder = Decoder(embeddings, backbone, scorer, sampling_scorer, hidden_size,
-                               layout=layout)
-        self.hidden_size = hidden_size
         devices = {g.device for g in (embeddings, backbone, scorer, self.vocoder)}
         self.device = "cuda" if devices == {"cuda"} else "cpu"
+        on_cuda = self.device == "cuda"
+        # On CUDA: tensors stay on the device between graphs, and lengths are bucketed so
+        # allocations (and CUDA graphs, when enabled) are reused. Optional on CPU.
+        use_buckets = on_cuda if buckets is None else buckets
+        bucket_set = BUCKETS if use_buckets else None
+        runner = None
+        if on_cuda if io_binding is None else io_binding:
+            runner = StepRunner(embeddings, backbone, hidden_size,
+                                cuda_graph=backbone.cuda_graph, buckets=bucket_set or ())
+        self.decoder = Decoder(
+            embeddings, backbone, scorer, sampling_scorer, hidden_size, layout=layout,
+            runner=runner, buckets=bucket_set,
+            row_buckets=ROW_BUCKETS if backbone.cuda_graph and use_buckets else None,
+        )
+        self.hidden_size = hidden_size
         if providers.device == "cuda" and self.device != "cuda":
             _LOGGER.warning(
                 "CUDA provider did not load for every graph (%s); running on CPU",
@@ -123,8 +151,10 @@ class Engine:
         self.fingerprint = paths.fingerprint()
         self._reference_encoder: Any = None
         _LOGGER.info(
-            "OmniVoice engine ready on %s (hidden %d, layout %s, model %s)",
-            self.device.upper(), hidden_size, layout, paths.root,
+            "OmniVoice engine ready on %s (hidden %d, layout %s, io binding %s, buckets %s, "
+            "CUDA graphs %s, model %s)",
+            self.device.upper(), hidden_size, layout, runner is not None, use_buckets,
+            backbone.cuda_graph, paths.root,
         )
 
     @classmethod
@@ -136,8 +166,17 @@ class Engine:
         precision: str = "fp32",
         layout: str = "packed",
         threads: int | None = None,
+        io_binding: bool | None = None,
+        buckets: bool | None = None,
+        cuda_graph: bool = False,
     ) -> Engine:
-        """Load a model directory (see :mod:`.model_files`) on ``auto``/``cuda``/``cpu``."""
+        """Load a model directory (see :mod:`.model_files`) on ``auto``/``cuda``/``cpu``.
+
+        ``precision="fp16"`` loads ``llm_backbone_fp16.onnx`` written by
+        ``python -m wyoming_omnivoice.convert --fp16 MODEL_DIR``. ``io_binding`` and
+        ``buckets`` default to on for CUDA and off for CPU; ``cuda_graph`` (CUDA only,
+        experimental) captures one CUDA graph per bucket shape.
+        """
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
         backbone = model_files.BACKBONE if precision == "fp32" else model_files.BACKBONE_FP16
@@ -145,7 +184,32 @@ class Engine:
         providers = choose_providers(device)
         if device == "auto":
             _LOGGER.info("device auto: trying %s", providers.device.upper())
-        return cls(paths, providers, layout=layout, threads=threads)
+        return cls(paths, providers, layout=layout, threads=threads, io_binding=io_binding,
+                   buckets=buckets, cuda_graph=cuda_graph)
+
+    def warm_up(self, lengths: Sequence[int] | None = None,
+                batch_sizes: Sequence[int] = (1,)) -> int:
+        """Run one forward per length bucket a short reply can use; returns the count.
+
+        With buckets (CUDA) that is every bucket up to the length of a 60-character reply,
+        so the first request finds its allocations (and CUDA graph) ready. Without buckets
+        one forward initialises the sessions. The server calls this once at startup.
+        """
+        prompt = self.prompts.build("Warm up.", num_target=8, language=None, instruct=None)
+        if lengths is None:
+            if self.decoder.buckets:
+                longest = natural_length([self.prompts.build(
+                    SHORT_REPLY, num_target=estimate_num_frames(SHORT_REPLY, None, None, 1.0),
+                    language=None, instruct=None)], self.decoder.layout)
+                top = bucket_for(longest, self.decoder.buckets)
+                lengths = [b for b in self.decoder.buckets if b <= top]
+            else:
+                lengths = [natural_length([prompt], self.decoder.layout)]
+        done = 0
+        for size in batch_sizes:
+            done += self.decoder.warm_up(prompt, tuple(lengths), rows=size)
+        _LOGGER.info("Warm-up: %d forward shapes ready", done)
+        return done
 
     @property
     def last_stats(self) -> DecodeStats:
@@ -356,8 +420,22 @@ def _check_ref_codes(ref_codes: Any) -> np.ndarray | None:
     return codes.astype(np.int64)
 
 
-def _load_backbone(path: Path, providers: ProviderChoice, threads: int | None) -> Graph:
-    backbone = Graph(path, providers, threads=threads)
+def _load_backbone(path: Path, providers: ProviderChoice, threads: int | None,
+                   *, cuda_graph: bool = False) -> Graph:
+    backbone = None
+    fp16 = path.name == model_files.BACKBONE_FP16
+    # The fused SkipSimplifiedLayerNormalization of CUDA returns zeros for large fp16
+    # inputs (onnxruntime#29034); keep the fp16 backbone's RMSNorm unfused there.
+    disabled = ("SkipLayerNormFusion",) if fp16 and providers.device == "cuda" else ()
+    if cuda_graph and providers.device == "cuda":
+        try:
+            backbone = Graph(path, providers, threads=threads, cuda_graph=True,
+                             disabled_optimizers=disabled)
+        except ModelError as err:
+            _LOGGER.warning("CUDA graphs unavailable for the backbone (%s); running without",
+                            err)
+    if backbone is None:
+        backbone = Graph(path, providers, threads=threads, disabled_optimizers=disabled)
     if any(name.startswith("past_key_values") for name in backbone.inputs):
         raise ModelError(
             f"{path} is a causal decoder with a KV cache (onnx-community llm_decoder.onnx); "
@@ -398,11 +476,10 @@ def _check_bidirectional(decoder: Decoder, path: Path) -> None:
     length = 8
     embeds = rng.standard_normal((1, length, decoder.hidden_size)).astype(np.float32)
     mask = np.ones((1, 1, length, length), dtype=bool)
-    feeds = decoder.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": mask})
-    (before,) = decoder.backbone.session.run(["hidden_states"], feeds)
+    feeds = {"inputs_embeds": embeds, "attention_mask": mask}
+    (before,) = decoder.backbone.run(feeds, ["hidden_states"])
     embeds[0, -1] = rng.standard_normal(decoder.hidden_size).astype(np.float32) * 4
-    feeds = decoder.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": mask})
-    (after,) = decoder.backbone.session.run(["hidden_states"], feeds)
+    (after,) = decoder.backbone.run(feeds, ["hidden_states"])
     earlier = np.abs(after[0, :-1].astype(np.float32) - before[0, :-1].astype(np.float32))
     if not np.all(np.isfinite(after)) or float(earlier.max()) <= 1e-6:
         raise ModelError(

@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +49,24 @@ from .scoring import (
 from .sessions import Graph
 
 LAYOUTS = ("packed", "rows")
+#: Row-length buckets (positions). Lengths beyond the last round up to a multiple of it.
+BUCKETS = (64, 96, 128, 192, 256, 384, 512, 768, 1024)
+_BEYOND = 256
+
+
+def bucket_for(length: int, buckets: tuple[int, ...] = BUCKETS) -> int:
+    """The smallest bucket holding ``length`` positions (multiples of 256 past the last)."""
+    for size in buckets:
+        if length <= size:
+            return size
+    return -(-length // _BEYOND) * _BEYOND
+
+
+def natural_length(prompts: list[Prompt], layout: str) -> int:
+    """Row length of a batch before bucketing."""
+    if layout == "packed":
+        return max(p.length + p.num_target for p in prompts)
+    return max(p.length for p in prompts)
 
 
 @dataclass(frozen=True)
@@ -106,20 +125,20 @@ class _Batch:
     themselves and no valid position attends to them, so valid outputs are unchanged.
     """
 
-    def __init__(self, prompts: list[Prompt], layout: str, pad_to: int | None = None) -> None:
+    def __init__(self, prompts: list[Prompt], layout: str, pad_to: int | None = None,
+                 pad_rows_to: int | None = None) -> None:
         self.prompts = prompts
         self.layout = layout
         size = len(prompts)
         self.t_lens = [p.num_target for p in prompts]
         self.t_max = max(self.t_lens)
-        if layout == "packed":
-            rows = size
-            length = max(p.length + p.num_target for p in prompts)
-        else:
-            rows = 2 * size
-            length = max(p.length for p in prompts)
+        rows = size if layout == "packed" else 2 * size
+        length = natural_length(prompts, layout)
         if pad_to is not None:
             length = max(length, pad_to)
+        if pad_rows_to is not None:
+            # Extra rows are all padding (each position attends to itself only).
+            rows = max(rows, pad_rows_to)
         self.rows, self.length = rows, length
         self.ids = np.full((rows, NUM_CODEBOOKS, length), MASK_ID, dtype=np.int64)
         self.audio_mask = np.zeros((rows, length), dtype=bool)
@@ -158,6 +177,22 @@ class _Batch:
             self.cond_index[i, :t_len] = row * length + start + frames
             row, start = self.uncond_slot[i]
             self.uncond_index[i, :t_len] = row * length + start + frames
+        # Where every valid target cell of every item sits in ``ids`` (both copies), so the
+        # whole batch's tokens are written with one fancy-indexed assignment per step.
+        item = np.concatenate([np.full(t, i, dtype=np.intp) for i, t in enumerate(self.t_lens)])
+        frame = np.concatenate([np.arange(t, dtype=np.intp) for t in self.t_lens])
+        self._src = (item, frame)
+        self._dst = []
+        for slots in (self.cond_slot, self.uncond_slot):
+            slot_rows = np.array([r for r, _ in slots], dtype=np.intp)[item]
+            slot_cols = np.array([c for _, c in slots], dtype=np.intp)[item] + frame
+            self._dst.append((slot_rows, slot_cols))
+
+    def put_all(self, tokens: np.ndarray) -> None:
+        """Write the batch's current tokens ``[B, 8, T_max]`` into both copies."""
+        values = tokens[self._src[0], :, self._src[1]]
+        for rows, cols in self._dst:
+            self.ids[rows, :, cols] = values
 
     def put_tokens(self, i: int, tokens: np.ndarray) -> None:
         """Write item ``i``'s current target tokens ``[8, T_i]`` into both copies."""
@@ -168,8 +203,26 @@ class _Batch:
         self.ids[row, :, start:start + t_len] = tokens
 
 
+class _PlainStep:
+    """The numpy path: each graph's outputs come back to the host as numpy arrays."""
+
+    def __init__(self, decoder: Decoder, batch: _Batch, scorer: Graph, guidance: np.ndarray,
+                 use_cfg: np.ndarray, want: list[str]) -> None:
+        self.decoder, self.batch, self.scorer = decoder, batch, scorer
+        self.guidance, self.use_cfg, self.want = guidance, use_cfg, want
+
+    def run(self, stats: DecodeStats) -> list[np.ndarray]:
+        return self.decoder.forward(self.batch, self.scorer, self.guidance, self.use_cfg,
+                                    self.want, stats)
+
+
 class Decoder:
-    """Runs the decode loop over the embeddings, backbone and scoring graphs."""
+    """Runs the decode loop over the embeddings, backbone and scoring graphs.
+
+    ``runner`` (an :class:`.iobinding.StepRunner`) keeps tensors on the device between the
+    graphs of a step; ``buckets`` pads every batch to a bucket length (and ``row_buckets``
+    its row count) so shapes repeat and CUDA graphs can be reused.
+    """
 
     def __init__(
         self,
@@ -179,6 +232,10 @@ class Decoder:
         sampling_scorer_factory: Callable[[], Graph],
         hidden_size: int,
         layout: str = "packed",
+        *,
+        runner: Any = None,
+        buckets: tuple[int, ...] | None = None,
+        row_buckets: tuple[int, ...] | None = None,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
@@ -189,6 +246,9 @@ class Decoder:
         self._sampling_scorer: Graph | None = None
         self.hidden_size = hidden_size
         self.layout = layout
+        self.runner = runner
+        self.buckets = buckets
+        self.row_buckets = row_buckets
         self.last_stats = DecodeStats()
 
     def _scorer_for(self, options: DecodeOptions) -> Graph:
@@ -210,6 +270,7 @@ class Decoder:
         (hidden,) = self.backbone.session.run(
             ["hidden_states"],
             self.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": batch.mask}),
+            self.backbone.run_options,
         )
         t2 = time.perf_counter()
         results = scorer.run(
@@ -223,60 +284,110 @@ class Decoder:
         stats.scoring_s += t3 - t2
         return results
 
+    def shape_for(self, prompts: list[Prompt], pad_to: int | None = None
+                  ) -> tuple[int | None, int | None]:
+        """``(pad_to, pad_rows_to)`` for a batch under the decoder's bucket settings."""
+        if pad_to is None and self.buckets:
+            pad_to = bucket_for(natural_length(prompts, self.layout), self.buckets)
+        pad_rows = None
+        if self.row_buckets:
+            rows = len(prompts) * (1 if self.layout == "packed" else 2)
+            pad_rows = next((r for r in self.row_buckets if r >= rows), None)
+        return pad_to, pad_rows
+
+    def _step(self, batch: _Batch, scorer: Graph, guidance: np.ndarray, use_cfg: np.ndarray,
+              want: list[str]) -> Any:
+        if self.runner is not None:
+            return self.runner.prepare(batch, scorer, guidance, use_cfg, want)
+        return _PlainStep(self, batch, scorer, guidance, use_cfg, want)
+
+    def warm_up(self, prompt: Prompt, lengths: tuple[int, ...], rows: int = 1) -> int:
+        """Run one forward per bucket length (allocations, CUDA graph capture)."""
+        done = 0
+        stats = DecodeStats()
+        guidance = np.array(2.0, dtype=np.float32)
+        use_cfg = np.array(True)
+        for length in lengths:
+            if natural_length([prompt], self.layout) > length:
+                continue
+            _, pad_rows = self.shape_for([prompt] * rows)
+            batch = _Batch([prompt] * rows, self.layout, length, pad_rows)
+            self._step(batch, self.scorer, guidance, use_cfg, [PRED, CONF]).run(stats)
+            done += 1
+        return done
+
     # -- the loop ----------------------------------------------------------------------
     def decode(self, items: list[DecodeItem], options: DecodeOptions,
                pad_to: int | None = None) -> list[np.ndarray]:
         """Decode a batch; returns int64 ``[8, T_i]`` per item, all cells filled."""
         started = time.perf_counter()
         stats = DecodeStats()
-        batch = _Batch([item.prompt for item in items], self.layout, pad_to)
+        prompts = [item.prompt for item in items]
+        pad_to, pad_rows = self.shape_for(prompts, pad_to)
+        batch = _Batch(prompts, self.layout, pad_to, pad_rows)
         stats.rows, stats.length = batch.rows, batch.length
         size = len(items)
-        tokens = [np.full((NUM_CODEBOOKS, t), MASK_ID, dtype=np.int64) for t in batch.t_lens]
-        schedules = [
+        t_max = batch.t_max
+        t_lens = np.array(batch.t_lens)
+        # All items' tokens in one [B, 8, T_max] grid; cells past an item's length hold 0
+        # (never MASK), so they are never scored or chosen.
+        valid = np.arange(t_max)[None, :] < t_lens[:, None]
+        tokens = np.where(np.broadcast_to(valid[:, None, :], (size, NUM_CODEBOOKS, t_max)),
+                          MASK_ID, 0).astype(np.int64)
+        schedules = np.array([
             unmask_counts(NUM_CODEBOOKS * t, options.num_step, options.t_shift)
             for t in batch.t_lens
-        ]
+        ], dtype=np.int64).reshape(size, options.num_step)
         penalty = (np.arange(NUM_CODEBOOKS, dtype=np.float32)[:, None]
                    * np.float32(options.layer_penalty_factor))
         scorer = self._scorer_for(options)
         guidance = np.array(options.guidance_scale, dtype=np.float32)
         use_cfg = np.array(options.guidance_scale != 0, dtype=bool)
-        want = [PRED, CONF] + ([TOPK_VALUES, TOPK_INDICES] if options.class_temperature > 0
-                               else [])
+        sampling = options.class_temperature > 0
+        want = [PRED, CONF] + ([TOPK_VALUES, TOPK_INDICES] if sampling else [])
+        position_temp = np.float32(options.position_temperature)
+        step_runner = self._step(batch, scorer, guidance, use_cfg, want)
+        cells = NUM_CODEBOOKS * t_max
+        ranks = np.arange(cells)[None, :]
 
         for step in range(options.num_step):
-            results = self.forward(batch, scorer, guidance, use_cfg, want, stats)
+            results = step_runner.run(stats)
             pred_all, conf_all = results[0], results[1]
-            for i, item in enumerate(items):
-                count = schedules[i][step]
-                if count <= 0:
-                    continue
+            counts = schedules[:, step]
+            active = counts > 0
+            if sampling:
+                pred_all = pred_all.copy()
+            scores = conf_all - penalty
+            if position_temp > 0:
+                scores = scores / position_temp
+            # Each item draws from its own generator, in upstream's order (classes, then
+            # positions), and only on steps where it unmasks something.
+            for i in np.flatnonzero(active):
                 t_len = batch.t_lens[i]
-                pred = pred_all[i, :, :t_len]
-                if options.class_temperature > 0:
-                    pred = _sample_classes(
+                if sampling:
+                    pred_all[i, :, :t_len] = _sample_classes(
                         results[2][i, :, :t_len], results[3][i, :, :t_len],
-                        options.class_temperature, item.rng,
+                        options.class_temperature, items[i].rng,
                     )
-                scores = conf_all[i, :, :t_len] - penalty
-                if options.position_temperature > 0:
-                    scores = scores / np.float32(options.position_temperature) + _gumbel(
-                        item.rng, scores.shape
-                    )
-                current = tokens[i]
-                scores = np.where(current != MASK_ID, np.float32(-np.inf), scores)
-                chosen = _top_k(scores.reshape(-1), count)
-                flat = current.reshape(-1)
-                flat[chosen] = pred.reshape(-1)[chosen]
-                batch.put_tokens(i, current)
+                if position_temp > 0:
+                    scores[i, :, :t_len] += _gumbel(items[i].rng, (NUM_CODEBOOKS, t_len))
+            scores = np.where(tokens != MASK_ID, np.float32(-np.inf), scores)
+            # Stable sort on the [8, T_max] grid keeps upstream's tie order (lower flat
+            # index of [8, T_i] first): padding cells are -inf and sort last.
+            order = np.argsort(-scores.reshape(size, cells), axis=1, kind="stable")
+            chosen = np.zeros((size, cells), dtype=bool)
+            np.put_along_axis(chosen, order, ranks < counts[:, None], axis=1)
+            chosen = chosen.reshape(tokens.shape)
+            tokens = np.where(chosen, pred_all, tokens)
+            batch.put_all(tokens)
             stats.steps += 1
 
         stats.total_s = time.perf_counter() - started
         self.last_stats = stats
-        if size and any(np.any(t == MASK_ID) for t in tokens):
+        out = [tokens[i, :, :t] for i, t in enumerate(batch.t_lens)]
+        if size and any(np.any(t == MASK_ID) for t in out):
             raise RuntimeError("decode finished with MASK cells left; schedule bug")
-        return tokens
+        return [np.ascontiguousarray(t) for t in out]
 
 
 def _gumbel(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -284,13 +395,6 @@ def _gumbel(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     u = rng.random(shape, dtype=np.float32)
     eps = np.float32(1e-10)
     return -np.log(-np.log(u + eps) + eps)
-
-
-def _top_k(scores: np.ndarray, count: int) -> np.ndarray:
-    """Indices of the ``count`` largest scores; ties go to the lower index."""
-    if count >= scores.size:
-        return np.argsort(-scores, kind="stable")
-    return np.argsort(-scores, kind="stable")[:count]
 
 
 def _sample_classes(

@@ -113,15 +113,32 @@ class Graph:
         model_bytes: bytes | None = None,
         label: str | None = None,
         threads: int | None = None,
+        cuda_graph: bool = False,
+        disabled_optimizers: Sequence[str] = (),
     ) -> None:
         ort = import_onnxruntime()
         self.path = path
         self.label = label or path.name
         source: Any = model_bytes if model_bytes is not None else str(path)
+        provider_list = list(providers.providers)
+        #: Run options of plain (non-bound) runs: with CUDA graphs on, they must not capture.
+        self.run_options: Any = None
+        if cuda_graph and providers.device == "cuda":
+            provider_list = [
+                (CUDA_PROVIDER, {**cuda_provider_options(), "enable_cuda_graph": "1"})
+                if _provider_name(p) == CUDA_PROVIDER else p
+                for p in provider_list
+            ]
+            self.run_options = ort.RunOptions()
+            self.run_options.add_run_config_entry("gpu_graph_id", "-1")
+        self.cuda_graph = self.run_options is not None
+        extra: dict[str, Any] = {}
+        if disabled_optimizers:
+            extra["disabled_optimizers"] = list(disabled_optimizers)
         try:
             self.session = ort.InferenceSession(
                 source, sess_options=session_options(threads=threads),
-                providers=list(providers.providers),
+                providers=provider_list, **extra,
             )
         except Exception as err:
             raise ModelError(
@@ -163,10 +180,14 @@ class Graph:
 
     def run(self, feeds: Mapping[str, Any], outputs: Sequence[str]) -> list[np.ndarray]:
         """Run with numpy feeds; float outputs come back as float32."""
-        results = self.session.run(list(outputs), self.cast_inputs(feeds))
+        results = self.session.run(list(outputs), self.cast_inputs(feeds), self.run_options)
         return [
             r.astype(np.float32) if r.dtype == np.float16 else r for r in results
         ]
+
+
+def _provider_name(provider: Any) -> str:
+    return provider[0] if isinstance(provider, tuple) else str(provider)
 
 
 def _spec(node: Any) -> TensorSpec:

@@ -1,0 +1,80 @@
+"""Length buckets: padded rows decode token-exact to unpadded ones; warm-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wyoming_omnivoice import DecodeOptions, Engine
+from wyoming_omnivoice.engine.decoder import BUCKETS, bucket_for
+
+TINY = Path(__file__).parent / "fixtures" / "models" / "tiny"
+DETERMINISTIC = DecodeOptions(position_temperature=0.0, class_temperature=0.0)
+REQUESTS = [
+    {"text": "Hi.", "seed": 5},
+    {"text": "Turn on the heating in the bedroom at seven tomorrow morning.", "seed": 6},
+    {"text": "你好，世界！", "language": "zh", "seed": 7},
+]
+
+
+def test_bucket_set_is_bounded_and_rounds_up() -> None:
+    assert tuple(sorted(BUCKETS)) == BUCKETS and len(BUCKETS) <= 10
+    assert bucket_for(1) == 64
+    assert bucket_for(64) == 64
+    assert bucket_for(65) == 96
+    assert bucket_for(1000) == 1024
+    assert bucket_for(1025) == 1280
+    assert bucket_for(1300) == 1536
+    for length in range(1, 3000, 7):
+        assert bucket_for(length) >= length
+
+
+@pytest.fixture(scope="module", params=["packed", "rows"])
+def engines(request: pytest.FixtureRequest) -> tuple[Engine, Engine]:
+    layout = request.param
+    return (Engine.load(TINY, device="cpu", layout=layout, buckets=False),
+            Engine.load(TINY, device="cpu", layout=layout, buckets=True, io_binding=True))
+
+
+@pytest.mark.parametrize("options", [DETERMINISTIC, DecodeOptions(num_step=10)],
+                         ids=["greedy", "gumbel"])
+def test_bucketed_decode_equals_unbucketed(engines: tuple[Engine, Engine],
+                                           options: DecodeOptions) -> None:
+    plain, bucketed = engines
+    expected = plain.generate_codes_batch(REQUESTS, options=options)
+    got = bucketed.generate_codes_batch(REQUESTS, options=options)
+    assert bucketed.last_stats.length in BUCKETS
+    assert bucketed.last_stats.length > plain.last_stats.length
+    for a, b in zip(expected, got, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_explicit_pad_and_padding_rows_are_exact(engines: tuple[Engine, Engine]) -> None:
+    plain, _ = engines
+    expected = plain.generate_codes("Good morning.", options=DETERMINISTIC)
+    decoder = plain.decoder
+    saved = decoder.row_buckets
+    try:
+        decoder.row_buckets = (4,)
+        items = [plain.prompts.build("Good morning.", num_target=expected.shape[1],
+                                     language=None, instruct=None)]
+        from wyoming_omnivoice.engine.decoder import DecodeItem
+
+        (got,) = decoder.decode([DecodeItem(items[0], np.random.default_rng(0))],
+                                DETERMINISTIC, pad_to=300)
+    finally:
+        decoder.row_buckets = saved
+    assert plain.last_stats.rows == 4 and plain.last_stats.length == 300
+    np.testing.assert_array_equal(expected, got)
+
+
+def test_warm_up_runs_each_short_reply_bucket(engines: tuple[Engine, Engine]) -> None:
+    plain, bucketed = engines
+    count = bucketed.warm_up()
+    assert 2 <= count <= len(BUCKETS)
+    assert plain.warm_up() == 1  # no buckets: one forward initialises the sessions
+    a = plain.generate_codes("After warm-up.", options=DETERMINISTIC)
+    b = bucketed.generate_codes("After warm-up.", options=DETERMINISTIC)
+    np.testing.assert_array_equal(a, b)

@@ -1,0 +1,70 @@
+"""The IO-binding step runner (device-resident tensors) on CPU: same codes as the plain path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wyoming_omnivoice import DecodeOptions, Engine
+from wyoming_omnivoice.engine.iobinding import StepRunner
+
+FIXTURES = Path(__file__).parent / "fixtures" / "models"
+DETERMINISTIC = DecodeOptions(position_temperature=0.0, class_temperature=0.0)
+REQUESTS = [
+    {"text": "Hello world.", "language": "en", "seed": 1},
+    {"text": "The kitchen lights are now off, good night.", "seed": 2},
+    {"text": "Bonjour!", "instruct": "female, low pitch", "seed": 3},
+]
+OPTIONS = [
+    DETERMINISTIC,
+    DecodeOptions(num_step=12),  # Gumbel position noise, seeded per item
+    DecodeOptions(num_step=8, class_temperature=0.8, guidance_scale=3.0),
+    DecodeOptions(num_step=8, guidance_scale=0.0, position_temperature=0.0),
+]
+
+
+@pytest.fixture(scope="module", params=["tiny", "tiny-fp16io"])
+def engines(request: pytest.FixtureRequest) -> tuple[Engine, Engine]:
+    model = FIXTURES / request.param
+    plain = Engine.load(model, device="cpu", io_binding=False)
+    bound = Engine.load(model, device="cpu", io_binding=True)
+    return plain, bound
+
+
+def test_runner_is_used_only_when_asked(engines: tuple[Engine, Engine]) -> None:
+    plain, bound = engines
+    assert plain.decoder.runner is None
+    assert isinstance(bound.decoder.runner, StepRunner)
+    assert bound.decoder.runner.device == "cpu"
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["greedy", "gumbel", "classes", "no-cfg"])
+def test_bound_decode_equals_plain_decode(engines: tuple[Engine, Engine],
+                                          options: DecodeOptions) -> None:
+    plain, bound = engines
+    expected = plain.generate_codes_batch(REQUESTS, options=options)
+    got = bound.generate_codes_batch(REQUESTS, options=options)
+    for a, b in zip(expected, got, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_buffers_are_reused_across_decodes_of_one_shape(engines: tuple[Engine, Engine]) -> None:
+    _, bound = engines
+    runner = bound.decoder.runner
+    first = bound.generate_codes("Hello world.", options=DETERMINISTIC)
+    shape = (bound.last_stats.rows, bound.last_stats.length)
+    buffers = runner.buffers(*shape)
+    again = bound.generate_codes("Hello world.", options=DETERMINISTIC)
+    assert runner.buffers(*shape) is buffers
+    np.testing.assert_array_equal(first, again)
+
+
+def test_fp16_embedding_output_is_cast_on_the_device() -> None:
+    """tiny-fp16io's embeddings graph returns fp16; the runner adds a device-side cast."""
+    bound = Engine.load(FIXTURES / "tiny-fp16io", device="cpu", io_binding=True)
+    runner = bound.decoder.runner
+    assert runner._embed_caster is not None
+    codes = bound.generate_codes("Cast me.", options=DETERMINISTIC)
+    assert codes.min() >= 0 and codes.max() < 1024

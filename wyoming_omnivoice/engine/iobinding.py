@@ -1,0 +1,221 @@
+"""Device-resident decode steps with onnxruntime IO binding.
+
+One step runs three sessions: embeddings -> backbone -> scoring. The plain path hands numpy
+arrays between them, so on CUDA the ``[R, L, H]`` embeddings and hidden states travel to the
+host and back twice per step. Here they live in :class:`OrtValue` buffers on the session
+device: only the int64 token grid goes up each step and only the ``[B, 8, T]`` predictions
+and confidences (plus the top-k candidates when sampling classes) come down.
+
+Buffers are kept per ``(rows, length)`` shape, so the addresses stay fixed from one decode
+to the next of the same length bucket. That is what CUDA graphs need: when the backbone
+session was created with ``enable_cuda_graph``, each bucket shape gets its own
+``gpu_graph_id`` (captured on its first run, replayed afterwards). On CPU the same code runs
+with CPU OrtValues and gives the same codes as the plain path.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from .sessions import Graph, import_onnxruntime
+
+_LOGGER = logging.getLogger(__name__)
+
+#: Buffers kept for shapes outside the bucket set (no CUDA graph for those).
+_MAX_LOOSE_SHAPES = 4
+_NP_TO_ONNX = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16}
+
+
+def _cast_model(source: Any, target: Any) -> bytes:
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["y"], to=_NP_TO_ONNX[target])], "cast",
+        [helper.make_tensor_value_info("x", _NP_TO_ONNX[source], None)],
+        [helper.make_tensor_value_info("y", _NP_TO_ONNX[target], None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+class _Caster:
+    """A one-node Cast session on the device (fp16 <-> fp32 between graphs)."""
+
+    def __init__(self, like: Graph, source: Any, target: Any) -> None:
+        ort = import_onnxruntime()
+        self.target = target
+        self.session = ort.InferenceSession(
+            _cast_model(source, target), providers=like.session.get_providers(),
+        )
+
+
+@dataclass
+class _Buffers:
+    """Device buffers of one ``(rows, length)`` shape; addresses fixed for CUDA graphs."""
+
+    ids: Any
+    audio_mask: Any
+    attention_mask: Any
+    embeds: Any
+    embeds_cast: Any | None
+    hidden: Any
+    hidden_cast: Any | None
+    graph_id: int
+
+
+class StepRunner:
+    """Binds the three graphs of a step to device buffers and runs them."""
+
+    def __init__(self, embeddings: Graph, backbone: Graph, hidden_size: int,
+                 *, cuda_graph: bool = False, buckets: Sequence[int] = ()) -> None:
+        self.ort = import_onnxruntime()
+        self.embeddings = embeddings
+        self.backbone = backbone
+        self.hidden_size = hidden_size
+        self.device = "cuda" if backbone.device == "cuda" else "cpu"
+        self.cuda_graph = cuda_graph and self.device == "cuda"
+        self.buckets = frozenset(buckets)
+        self._embed_type = embeddings.outputs["inputs_embeds"].dtype
+        self._backbone_in = backbone.inputs["inputs_embeds"].dtype
+        self._hidden_type = backbone.outputs["hidden_states"].dtype
+        self._embed_caster = (
+            _Caster(backbone, self._embed_type, self._backbone_in)
+            if self._embed_type is not self._backbone_in else None
+        )
+        self._hidden_caster = (
+            _Caster(backbone, self._hidden_type, np.float32)
+            if self._hidden_type is not np.float32 else None
+        )
+        self._shapes: OrderedDict[tuple[int, int], _Buffers] = OrderedDict()
+        self._next_graph_id = 1
+
+    # -- buffers ---------------------------------------------------------------------------
+    def _value(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        return self.ort.OrtValue.ortvalue_from_shape_and_type(
+            list(shape), dtype, self.device, 0)
+
+    def _upload(self, array: np.ndarray) -> Any:
+        return self.ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array),
+                                                      self.device, 0)
+
+    def buffers(self, rows: int, length: int) -> _Buffers:
+        key = (rows, length)
+        found = self._shapes.get(key)
+        if found is not None:
+            self._shapes.move_to_end(key)
+            return found
+        hidden_shape = (rows, length, self.hidden_size)
+        graph_id = -1
+        if self.cuda_graph and length in self.buckets:
+            graph_id = self._next_graph_id
+            self._next_graph_id += 1
+        found = _Buffers(
+            ids=self._value((rows, 8, length), np.int64),
+            audio_mask=self._value((rows, length), np.bool_),
+            attention_mask=self._value((rows, 1, length, length), np.bool_),
+            embeds=self._value(hidden_shape, self._embed_type),
+            embeds_cast=(self._value(hidden_shape, self._backbone_in)
+                         if self._embed_caster else None),
+            hidden=self._value(hidden_shape, self._hidden_type),
+            hidden_cast=self._value(hidden_shape, np.float32) if self._hidden_caster else None,
+            graph_id=graph_id,
+        )
+        self._shapes[key] = found
+        loose = [k for k, b in self._shapes.items() if b.graph_id < 0]
+        while len(loose) > _MAX_LOOSE_SHAPES:
+            del self._shapes[loose.pop(0)]
+        return found
+
+    # -- steps -----------------------------------------------------------------------------
+    def prepare(self, batch: Any, scorer: Graph, guidance: np.ndarray, use_cfg: np.ndarray,
+                want: list[str]) -> BoundStep:
+        return BoundStep(self, batch, scorer, guidance, use_cfg, want)
+
+
+class BoundStep:
+    """The bindings of one decode: call :meth:`run` once per step."""
+
+    def __init__(self, runner: StepRunner, batch: Any, scorer: Graph, guidance: np.ndarray,
+                 use_cfg: np.ndarray, want: list[str]) -> None:
+        ort = runner.ort
+        self.runner = runner
+        self.batch = batch
+        buf = runner.buffers(batch.rows, batch.length)
+        self.buf = buf
+        buf.audio_mask.update_inplace(np.ascontiguousarray(batch.audio_mask))
+        buf.attention_mask.update_inplace(np.ascontiguousarray(batch.mask))
+
+        self.embed_binding = runner.embeddings.session.io_binding()
+        self.embed_binding.bind_ortvalue_input("input_ids", buf.ids)
+        self.embed_binding.bind_ortvalue_input("audio_mask", buf.audio_mask)
+        self.embed_binding.bind_ortvalue_output("inputs_embeds", buf.embeds)
+
+        self.cast_in = None
+        backbone_embeds = buf.embeds
+        if runner._embed_caster is not None:
+            self.cast_in = runner._embed_caster.session.io_binding()
+            self.cast_in.bind_ortvalue_input("x", buf.embeds)
+            self.cast_in.bind_ortvalue_output("y", buf.embeds_cast)
+            backbone_embeds = buf.embeds_cast
+
+        self.backbone_binding = runner.backbone.session.io_binding()
+        self.backbone_binding.bind_ortvalue_input("inputs_embeds", backbone_embeds)
+        self.backbone_binding.bind_ortvalue_input("attention_mask", buf.attention_mask)
+        self.backbone_binding.bind_ortvalue_output("hidden_states", buf.hidden)
+        self.backbone_options = ort.RunOptions()
+        self.backbone_options.add_run_config_entry("gpu_graph_id", str(buf.graph_id))
+
+        self.cast_out = None
+        hidden = buf.hidden
+        if runner._hidden_caster is not None:
+            self.cast_out = runner._hidden_caster.session.io_binding()
+            self.cast_out.bind_ortvalue_input("x", buf.hidden)
+            self.cast_out.bind_ortvalue_output("y", buf.hidden_cast)
+            hidden = buf.hidden_cast
+
+        from .scoring import COND_INDEX, GUIDANCE, HIDDEN, UNCOND_INDEX, USE_CFG
+
+        self.scorer = scorer
+        self.want = want
+        self.score_binding = scorer.session.io_binding()
+        self.score_binding.bind_ortvalue_input(HIDDEN, hidden)
+        # Small per-decode inputs: uploaded once, kept alive by this object.
+        self._keep = [
+            runner._upload(batch.cond_index), runner._upload(batch.uncond_index),
+            runner._upload(np.asarray(guidance, dtype=np.float32)),
+            runner._upload(np.asarray(use_cfg, dtype=np.bool_)),
+        ]
+        for name, value in zip((COND_INDEX, UNCOND_INDEX, GUIDANCE, USE_CFG), self._keep,
+                               strict=True):
+            self.score_binding.bind_ortvalue_input(name, value)
+        for name in want:
+            self.score_binding.bind_output(name, "cpu")
+
+    def run(self, stats: Any) -> list[np.ndarray]:
+        """One model evaluation of the current token grid; ``[B, 8, T]`` arrays out."""
+        runner = self.runner
+        t0 = time.perf_counter()
+        self.buf.ids.update_inplace(self.batch.ids)
+        runner.embeddings.session.run_with_iobinding(self.embed_binding)
+        if self.cast_in is not None:
+            runner._embed_caster.session.run_with_iobinding(self.cast_in)  # type: ignore[union-attr]
+        t1 = time.perf_counter()
+        runner.backbone.session.run_with_iobinding(self.backbone_binding,
+                                                   self.backbone_options)
+        if self.cast_out is not None:
+            runner._hidden_caster.session.run_with_iobinding(self.cast_out)  # type: ignore[union-attr]
+        t2 = time.perf_counter()
+        self.scorer.session.run_with_iobinding(self.score_binding)
+        results = self.score_binding.copy_outputs_to_cpu()
+        t3 = time.perf_counter()
+        stats.embed_s += t1 - t0
+        stats.backbone_s += t2 - t1
+        stats.scoring_s += t3 - t2
+        return [r.astype(np.float32) if r.dtype == np.float16 else r for r in results]
