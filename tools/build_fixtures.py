@@ -49,6 +49,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--variants", action=argparse.BooleanOptionalAction, default=None,
                         help="also write the fp16-output and causal-backbone variants next "
                              "to DIR (default: on for tiny, off otherwise)")
+    parser.add_argument("--save-upstream", action=argparse.BooleanOptionalAction, default=None,
+                        help="also save the torch model under DIR/upstream/ for "
+                             "OmniVoice.from_pretrained (default: on for mid/real)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
@@ -61,6 +64,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.goldens = tiny
     if args.variants is None:
         args.variants = tiny
+    if args.save_upstream is None:
+        args.save_upstream = PRESETS[args.preset].save_upstream
     if args.golden_dir is None:
         args.golden_dir = FIXTURES / "golden" if tiny else args.out / "golden"
     return args
@@ -136,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             model, args.out.parent / "causal_backbone")
         print(f"causal backbone probe: {causal_probe:.4g}")
         facts["causal_probe"] = causal_probe
-    if preset.save_upstream:
+    if args.save_upstream:
         save_upstream(model, codec, text_tokenizer, args.out / "upstream")
     if args.goldens:
         codes = goldens.record_codes(model)
