@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -127,6 +128,9 @@ class FakeHub:
                 path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
                 with hub._lock:
                     hub.requests.append((self.command, path, self.headers.get("Range")))
+                if path.startswith("/api/models/"):
+                    self._tree(path)
+                    return
                 found = hub.lookup(path)
                 if found is None:
                     self._not_found()
@@ -171,6 +175,28 @@ class FakeHub:
                     return
                 self.end_headers()
                 self.wfile.write(payload)
+
+            def _tree(self, path: str) -> None:
+                """The file listing `hf download` (snapshot_download) asks for."""
+                for repo in hub.repos.values():
+                    if path.startswith(f"/api/models/{repo.name}/tree/{repo.revision}"):
+                        listing = [
+                            {
+                                "type": "file", "path": name, "size": len(data),
+                                "oid": hashlib.sha1(data).hexdigest(),
+                                "lfs": {"oid": hashlib.sha256(data).hexdigest(),
+                                        "size": len(data), "pointerSize": 134},
+                            }
+                            for name, data in repo.files.items()
+                        ]
+                        body = json.dumps(listing).encode()
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
+                        return
+                self._not_found()
 
             def _not_found(self) -> None:
                 message = b"Entry not found"
@@ -440,6 +466,34 @@ def test_offline_mode_lists_missing_files_and_a_command(
         f"--revision {REV_A} --local-dir {model_dir}" in text
     assert f"hf download {REPO_GRAPHS} " in text and f"--revision {REV_B}" in text
     assert setup.hub.requests == []
+
+
+def test_the_printed_download_commands_work(
+    setup: HubSetup, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Copy-paste the offline message's `hf download` lines, then start offline again."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelError) as info:
+        ensure_model(setup.data_dir, manifest=setup.manifest)
+    commands = [
+        shlex.split(line) for line in str(info.value).splitlines()
+        if line.strip().startswith("hf download ")
+    ]
+    assert len(commands) == 2
+    hf = shutil.which("hf", path=str(Path(sys.executable).parent)) or shutil.which("hf")
+    assert hf, "the hf command of huggingface_hub is missing"
+    env = {
+        **os.environ, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home"),
+        "HF_HUB_DISABLE_UPDATE_CHECK": "1", "HF_HUB_DISABLE_TELEMETRY": "1",
+    }
+    for command in commands:
+        result = subprocess.run([hf, *command[1:]], env=env, capture_output=True, text=True,
+                                timeout=120)
+        assert result.returncode == 0, result.stdout + result.stderr
+    setup.hub.clear()
+    assert ensure_model(setup.data_dir, manifest=setup.manifest) == setup.model_dir.resolve()
+    assert setup.hub.requests == []
+    _assert_complete(setup, _names(setup, "core"))
 
 
 def test_offline_mode_with_complete_folder_needs_no_network(
