@@ -90,6 +90,16 @@ def build_parser() -> argparse.ArgumentParser:
                         default=True,
                         help="read numbers, dates, times and units as words (a voice can "
                              "override it; default: on)")
+    parser.add_argument("--read-timeout", type=float, default=30.0,
+                        help="seconds a client may take to finish sending an event it has "
+                             "started; a stalled client is disconnected (default: "
+                             "%(default)s)")
+    parser.add_argument("--write-timeout", type=float, default=30.0,
+                        help="seconds a client may go without reading the audio sent to it "
+                             "before it is disconnected (default: %(default)s)")
+    parser.add_argument("--shutdown-timeout", type=float, default=8.0,
+                        help="on SIGTERM/SIGINT, seconds to let requests in progress finish "
+                             "before exiting (default: %(default)s)")
     parser.add_argument("--no-streaming", action="store_true",
                         help="do not advertise streaming synthesis (streaming events are "
                              "still answered)")
@@ -133,6 +143,11 @@ def validate_args(args: argparse.Namespace) -> None:
          f"--max-batch-size {args.max_batch_size}: use 1 to 64"),
         (0.0 <= args.batch_window_ms <= 10.0,
          f"--batch-window-ms {args.batch_window_ms}: use 0 to 10"),
+        (0.1 <= args.read_timeout <= 3600, f"--read-timeout {args.read_timeout}: use 0.1 to 3600"),
+        (0.1 <= args.write_timeout <= 3600,
+         f"--write-timeout {args.write_timeout}: use 0.1 to 3600"),
+        (0.0 <= args.shutdown_timeout <= 3600,
+         f"--shutdown-timeout {args.shutdown_timeout}: use 0 to 3600"),
     ]
     for ok, message in checks:
         if not ok:
@@ -334,16 +349,64 @@ async def serve(args: argparse.Namespace, context: ServerContext,
     await server.start(factory)
     if args.zeroconf is not None:
         await _start_zeroconf(args)
+    signals = 0
+
+    def on_signal(signum: int) -> None:
+        nonlocal signals
+        signals += 1
+        if signals > 1:
+            _LOGGER.warning("Second %s: stopping without waiting",
+                            signal.Signals(signum).name)
+            context.draining = True
+            drained.set()
+        stop.set()
+
+    drained = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal, sig)
     _LOGGER.info("Ready: listening on %s with %d voice(s), default %r, %s", args.uri,
                  len(context.catalog), context.default_voice,
                  "streaming" if context.streaming else "no streaming")
     await stop.wait()
     _LOGGER.info("Stopping")
+    await drain(server, context, args.shutdown_timeout, drained)
     await server.stop()
+    await _wait_closed(context, 2.0)
     return exit_code
+
+
+async def _wait_closed(context: ServerContext, timeout: float) -> None:
+    """Give closing connections a moment to flush what was already written to them."""
+    async def closed() -> None:
+        while context.handlers:
+            await asyncio.sleep(0.02)
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(closed(), timeout)
+
+
+async def drain(server: Any, context: ServerContext, timeout: float,
+                abort: asyncio.Event | None = None) -> None:
+    """Stop listening, refuse new requests, wait (bounded) for requests in progress."""
+    listener = getattr(server, "_server", None)  # wyoming's asyncio.Server, if any
+    if listener is not None:
+        listener.close()
+    context.draining = True
+    if context.limiter.active == 0:
+        return
+    _LOGGER.info("Waiting up to %g s for %d request(s) in progress", timeout,
+                 context.limiter.active)
+
+    async def finished() -> None:
+        while context.limiter.active > 0 and not (abort is not None and abort.is_set()):
+            await asyncio.sleep(0.05)
+
+    try:
+        await asyncio.wait_for(finished(), timeout)
+    except TimeoutError:
+        _LOGGER.warning("%d request(s) still in progress after %g s; closing them",
+                        context.limiter.active, timeout)
 
 
 async def _start_zeroconf(args: argparse.Namespace) -> None:
@@ -361,19 +424,41 @@ async def _start_zeroconf(args: argparse.Namespace) -> None:
                  uri.port)
 
 
+def load_engine(model_dir: Path, device: str) -> Any:
+    """Load the engine; with ``--device auto`` a GPU that fails falls back to the CPU, loudly.
+
+    ``--device cuda`` never falls back: the user asked for the GPU, so its failure stops the
+    start with the reason.
+    """
+    from wyoming_omnivoice import Engine
+    from wyoming_omnivoice.engine import core
+    from wyoming_omnivoice.engine.model_files import ModelError
+
+    try:
+        return Engine.load(model_dir, device=device)
+    except ValueError as err:
+        raise StartupError(str(err)) from None
+    except (ModelError, RuntimeError) as err:
+        if device != "auto" or core.choose_providers("auto").device != "cuda":
+            raise StartupError(str(err)) from None
+        _LOGGER.error("Loading the model on the GPU failed (%s). --device auto: FALLING BACK "
+                      "TO THE CPU, synthesis will be much slower. Fix the GPU setup or pass "
+                      "--device cpu to silence this.", err)
+    try:
+        return Engine.load(model_dir, device="cpu")
+    except (ModelError, ValueError, RuntimeError) as err:
+        raise StartupError(str(err)) from None
+
+
 def start(args: argparse.Namespace) -> int:
     """Blocking startup then serving; returns the process exit code."""
-    from wyoming_omnivoice import DecodeOptions, Engine
-    from wyoming_omnivoice.engine.model_files import ModelError
+    from wyoming_omnivoice import DecodeOptions
 
     validate_args(args)
     catalog = load_catalog(args)
     include_cloning = any(preset.is_cloned for preset in catalog)
     model_dir = resolve_model_dir(args, include_cloning)
-    try:
-        engine = Engine.load(model_dir, device=args.device)
-    except (ModelError, ValueError) as err:
-        raise StartupError(str(err)) from None
+    engine = load_engine(model_dir, args.device)
     options = DecodeOptions(num_step=args.num_steps, guidance_scale=args.guidance_scale)
     assets = prepare_voices(engine, catalog, args, options)
     make_request = make_request_factory(assets, args.normalize_text)
@@ -396,7 +481,8 @@ def start(args: argparse.Namespace) -> int:
         catalog=catalog, default_voice=args.voice, worker=worker, limiter=limiter,
         sample_rate=engine.sample_rate, make_request=make_request,
         samples_per_chunk=args.samples_per_chunk, max_text_length=args.max_text_length,
-        streaming=not args.no_streaming,
+        streaming=not args.no_streaming, read_timeout=args.read_timeout,
+        write_timeout=args.write_timeout,
     )
     worker.start()
     try:

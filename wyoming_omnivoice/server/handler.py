@@ -20,7 +20,10 @@ Protocol choices (see the README):
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import html
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +31,7 @@ from typing import Any
 import numpy as np
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
-from wyoming.event import Event
+from wyoming.event import Event, async_write_event
 from wyoming.info import Describe, Info
 from wyoming.server import AsyncEventHandler
 from wyoming.tts import (
@@ -43,6 +46,7 @@ from wyoming.tts import (
 from .sentences import SentenceSplitter, split_sentences
 from .text_cleanup import clean_text, has_speech
 from .voices import VoiceCatalog, VoicePreset
+from .wire import DEFAULT_FRAME_TIMEOUT_S, WireError, check_fields, read_frame
 from .worker import BusyError, InferenceWorker, WorkerStoppedError
 
 _LOGGER = logging.getLogger(__name__)
@@ -93,6 +97,14 @@ class ServerContext:
     max_text_length: int = 5000
     streaming: bool = True
     info_factory: Callable[[], Info] | None = None
+    #: A started frame must arrive completely within this many seconds (--read-timeout).
+    read_timeout: float = DEFAULT_FRAME_TIMEOUT_S
+    #: A client that accepts no output for this many seconds is dropped (--write-timeout).
+    write_timeout: float = 30.0
+    #: Set on SIGTERM/SIGINT: in-flight requests finish, new ones are refused.
+    draining: bool = False
+    #: Live connection handlers (for a graceful shutdown).
+    handlers: set[Any] = field(default_factory=set)
 
     def info(self) -> Info:
         from .info import build_info
@@ -129,6 +141,31 @@ class ServerContext:
                 return default
             return self.catalog.find_for_language(voice.language) or default
         return default
+
+
+_SSML_TAG = re.compile(r"<[^<>]*>")
+TEXT_FORMATS = ("text", "ssml")
+
+
+def text_format_of(value: Any) -> str:
+    """The request's text format as a plain lower-case string ("text" when absent)."""
+    if value is None:
+        return "text"
+    return str(getattr(value, "value", value)).strip().lower() or "text"
+
+
+def check_text_format(value: Any) -> str:
+    fmt = text_format_of(value)
+    if fmt not in TEXT_FORMATS:
+        raise RequestError(f"Unsupported text_format {fmt!r}: use 'text' (or 'ssml', whose "
+                           "tags are removed and only the text is spoken)",
+                           "unsupported-text-format")
+    return fmt
+
+
+def ssml_to_text(text: str) -> str:
+    """SSML is not interpreted: tags are removed, entities decoded, the words spoken."""
+    return html.unescape(_SSML_TAG.sub(" ", text))
 
 
 def prepare_sentence(text: str) -> str:
@@ -177,6 +214,7 @@ class _Request:
     """One one-shot request or one stream on a connection."""
 
     voice: VoicePreset | None
+    ssml: bool = False
     has_slot: bool = False
     failed: bool = False
     audio_open: bool = False
@@ -228,11 +266,90 @@ class OmniVoiceEventHandler(AsyncEventHandler):
         self._requests: set[_Request] = set()
         self._stream: _Stream | None = None
         self._closed = False
+        self._dropped = False
+
+    # ---- connection ------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read bounded frames until EOF, a fatal wire error or ``handle_event`` says stop.
+
+        Replaces ``AsyncEventHandler.run`` (which trusts frame sizes and waits forever on
+        half a frame); see :mod:`.wire`.
+        """
+        self._is_running = True
+        self.ctx.handlers.add(self)
+        try:
+            while self._is_running and not self._closed:
+                try:
+                    event = await read_frame(self.reader, frame_timeout=self.ctx.read_timeout)
+                except WireError as err:
+                    await self._on_wire_error(err)
+                    if err.fatal:
+                        break
+                    continue
+                except (ConnectionError, OSError) as err:
+                    _LOGGER.debug("Connection error while reading: %s", err)
+                    break
+                if event is None:
+                    break
+                if not await self.handle_event(event):
+                    break
+        finally:
+            self.ctx.handlers.discard(self)
+            await self.disconnect()
+            await self._close_writer()
+
+    async def _on_wire_error(self, err: WireError) -> None:
+        _LOGGER.warning("Bad frame from a client (%s)%s: %s", err.code,
+                        "; closing that connection" if err.fatal else "", err)
+        event = Error(text=str(err), code=err.code).event()
+        if not err.fatal:
+            self._send_control(None, [event])
+            return
+        # The frame boundaries are lost: say why, then close this connection only.
+        with contextlib.suppress(ConnectionError, OSError):
+            await self.write_event(event)
+
+    async def write_event(self, event: Event) -> None:
+        """Write with a drain timeout: a client that stops reading is dropped."""
+        if self._dropped or self.writer.is_closing():
+            raise ConnectionResetError("connection closed")
+        timeout = self.ctx.write_timeout if self.ctx.write_timeout > 0 else None
+        try:
+            await asyncio.wait_for(async_write_event(event, self.writer), timeout)
+        except TimeoutError:
+            _LOGGER.warning("Client accepted no data for %g s (--write-timeout); dropping it",
+                            self.ctx.write_timeout)
+            self._drop()
+            raise ConnectionResetError("client is not reading") from None
+
+    def _drop(self) -> None:
+        """Close at once, discarding unsent output (a stuck client never drains it)."""
+        self._dropped = True
+        self._closed = True
+        self._is_running = False
+        self.writer.transport.abort()
+
+    async def _close_writer(self) -> None:
+        if self._dropped:
+            return
+        self.writer.close()
+        try:
+            await asyncio.wait_for(self.writer.wait_closed(),
+                                   self.ctx.write_timeout if self.ctx.write_timeout > 0
+                                   else None)
+        except (TimeoutError, ConnectionError, OSError):
+            self.writer.transport.abort()
 
     # ---- events ----------------------------------------------------------------------
 
     async def handle_event(self, event: Event) -> bool:
         try:
+            problem = check_fields(event)
+            if problem is not None:
+                self._send_control(None, [_error_event(RequestError(problem,
+                                                                    "invalid-event"))])
+                return True
             if Describe.is_type(event.type):
                 await self.write_event(self.ctx.info().event())
             elif Synthesize.is_type(event.type):
@@ -248,6 +365,10 @@ class OmniVoiceEventHandler(AsyncEventHandler):
         except ConnectionError as err:
             _LOGGER.debug("Connection lost while handling %s: %s", event.type, err)
             return False
+        except Exception:  # a bug must cost one request, never the connection or server
+            _LOGGER.exception("Unexpected error while handling %s", event.type)
+            self._send_control(None, [_error_event(RequestError(
+                f"Internal error while handling {event.type}", "internal-error"))])
         return True
 
     async def disconnect(self) -> None:
@@ -281,16 +402,21 @@ class OmniVoiceEventHandler(AsyncEventHandler):
             return
         try:
             synthesize = Synthesize.from_event(event)
+            fmt = check_text_format(synthesize.text_format)
+        except RequestError as err:
+            self._send_control(None, [_error_event(err)])
+            return
         except (KeyError, TypeError, ValueError) as err:
             self._send_control(None, [_error_event(RequestError(
                 f"Malformed synthesize event: {err}", "invalid-request"))])
             return
-        self._start_one_shot(synthesize.text or "", synthesize.voice)
+        self._start_one_shot(synthesize.text or "", synthesize.voice, ssml=fmt == "ssml")
 
     def _start_one_shot(self, text: str, voice: SynthesizeVoice | None,
-                        fallback: VoicePreset | None = None) -> None:
-        request = _Request(voice=None)
+                        fallback: VoicePreset | None = None, ssml: bool = False) -> None:
+        request = _Request(voice=None, ssml=ssml)
         try:
+            self._refuse_when_draining()
             if voice is None and fallback is not None:
                 request.voice = fallback
             else:
@@ -299,6 +425,8 @@ class OmniVoiceEventHandler(AsyncEventHandler):
                 raise RequestError(
                     f"Text is {len(text)} characters long; the limit is "
                     f"{self.ctx.max_text_length} (--max-text-length)", "text-too-long")
+            if ssml:
+                text = ssml_to_text(text)
             groups = group_sentences(
                 [s for s in (prepare_sentence(x) for x in split_sentences(text)) if has_speech(s)]
             )
@@ -322,14 +450,18 @@ class OmniVoiceEventHandler(AsyncEventHandler):
         if self._stream is not None:
             _LOGGER.debug("synthesize-start inside an open stream: finishing the old one")
             self._on_stream_stop()
+        text_format: Any = None
         try:
             start = SynthesizeStart.from_event(event)
             voice = start.voice
+            text_format = start.text_format
         except (KeyError, TypeError, ValueError):
             voice = None
         request = _Request(voice=None)
         self._stream = _Stream(request=request, splitter=SentenceSplitter())
         try:
+            request.ssml = check_text_format(text_format) == "ssml"
+            self._refuse_when_draining()
             request.voice = self.ctx.resolve_voice(voice)
             if self.ctx.streaming and not self._admit(request):
                 raise RequestError(
@@ -382,6 +514,11 @@ class OmniVoiceEventHandler(AsyncEventHandler):
 
     # ---- request plumbing ------------------------------------------------------------
 
+    def _refuse_when_draining(self) -> None:
+        if self.ctx.draining:
+            raise RequestError("The server is shutting down; try again shortly",
+                               "shutting-down")
+
     def _admit(self, request: _Request) -> bool:
         if not self.ctx.limiter.try_acquire():
             return False
@@ -397,7 +534,7 @@ class OmniVoiceEventHandler(AsyncEventHandler):
         self._requests.discard(request)
 
     def _add_stream_sentence(self, request: _Request, sentence: str) -> None:
-        text = prepare_sentence(sentence)
+        text = prepare_sentence(ssml_to_text(sentence) if request.ssml else sentence)
         if has_speech(text):
             self._add_segment(request, text, send_start=True, send_stop=True, final=False)
 
@@ -482,7 +619,7 @@ class OmniVoiceEventHandler(AsyncEventHandler):
             task.cancel()
         for request in list(self._requests):
             self._release(request)
-        self.writer.close()
+        self._drop()
 
     async def _send_segment(self, segment: _Segment) -> None:
         request = segment.request

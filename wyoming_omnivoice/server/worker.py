@@ -12,12 +12,21 @@
   :class:`BusyError` instead of letting work pile up.
 - An exception from the engine fails only the jobs concerned: a failed batch is retried item
   by item so one bad request cannot fail its neighbours. The worker thread survives.
+- If the thread dies all the same (a ``BaseException``), every queued and running job gets
+  :class:`WorkerStoppedError`, ``alive`` turns false (``info`` then reports the program as
+  not installed, so health checks fail) and ``on_death`` is called (the server exits 1).
+
+Fault injection for tests (off unless the environment says so): with
+``WYOMING_OMNIVOICE_FAULT_INJECTION=1`` a request whose text contains ``faultengine``
+raises an onnxruntime-style ``RuntimeError``, ``faultmemory`` raises ``MemoryError`` and
+``faultdeath`` kills the worker thread. Nothing else changes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 from collections import deque
@@ -30,6 +39,24 @@ import numpy as np
 _LOGGER = logging.getLogger(__name__)
 
 MAX_WINDOW_S = 0.010
+FAULT_INJECTION_ENV = "WYOMING_OMNIVOICE_FAULT_INJECTION"
+_FAULTS_ENABLED = os.environ.get(FAULT_INJECTION_ENV) == "1"
+
+
+class InjectedWorkerDeath(BaseException):
+    """Raised by fault injection (tests only) to kill the worker thread."""
+
+
+def _inject_faults(requests: list[Any]) -> None:
+    for request in requests:
+        text = str(getattr(request, "text", "")).lower()
+        if "faultengine" in text:
+            raise RuntimeError("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : injected fault "
+                               f"({FAULT_INJECTION_ENV})")
+        if "faultmemory" in text:
+            raise MemoryError(f"injected out-of-memory ({FAULT_INJECTION_ENV})")
+        if "faultdeath" in text:
+            raise InjectedWorkerDeath(f"injected worker death ({FAULT_INJECTION_ENV})")
 
 
 class BusyError(RuntimeError):
@@ -98,6 +125,7 @@ class InferenceWorker:
         self._cond = threading.Condition()
         self._stopping = False
         self._dead: BaseException | None = None
+        self._current: list[Job] = []
         self._thread: threading.Thread | None = None
         self.batches = 0
         self.jobs_done = 0
@@ -183,6 +211,7 @@ class InferenceWorker:
             batch = [self._pending.popleft()
                      for _ in range(min(self.max_batch, len(self._pending)))]
             self._running = len(batch)
+            self._current = batch
             return batch
 
     def _drop_cancelled(self) -> None:
@@ -198,17 +227,18 @@ class InferenceWorker:
                 if batch is None:
                     return
                 if batch:
-                    try:
-                        self._run_batch(batch)
-                    finally:
-                        with self._cond:
-                            self._running = 0
+                    self._run_batch(batch)  # on death the except below fails this batch too
+                    with self._cond:
+                        self._running = 0
+                        self._current = []
         except BaseException as err:  # keep the server honest: a dead worker is reported
             _LOGGER.critical("The synthesis worker died: %s", err, exc_info=True)
             with self._cond:
                 self._dead = err
-                dropped = list(self._pending)
+                dropped = self._current + list(self._pending)
                 self._pending.clear()
+                self._current = []
+                self._running = 0
             for job in dropped:
                 self._deliver(job, error=WorkerStoppedError("the synthesis worker died"))
             if self.on_death is not None:
@@ -245,6 +275,8 @@ class InferenceWorker:
                 self._deliver(job, result=audio)
 
     def _synthesize(self, requests: list[Any]) -> list[np.ndarray]:
+        if _FAULTS_ENABLED:
+            _inject_faults(requests)
         if len(requests) == 1:
             return [self.engine.synthesize_batch(requests, options=self.options)[0]]
         audios = self.engine.synthesize_batch(requests, options=self.options)
