@@ -149,13 +149,23 @@ def test_rows_layout_equals_packed_layout(engine: Engine, rows_engine: Engine) -
 
 
 def test_fp16_output_graphs_agree_closely() -> None:
+    """Graphs with float16 outputs (like the published root graphs) give the same argmax
+    tokens for nearly every cell of a forward pass. Whole decodes of a random tiny model
+    then diverge (one flipped early token changes the rest), so the per-forward agreement is
+    the measure; the full decode must still be complete and valid."""
     fp16 = Engine.load(FIXTURES / "tiny-fp16io", device="cpu")
     fp32 = Engine.load(TINY, device="cpu")
-    text = "Hello world, the temperature outside is mild today."
-    a = fp16.generate_codes(text, language="en", options=DETERMINISTIC)
-    b = fp32.generate_codes(text, language="en", options=DETERMINISTIC)
-    assert a.shape == b.shape
-    assert (a == b).mean() > 0.9
+    one_forward = DecodeOptions(num_step=1, position_temperature=0.0)
+    agreements = []
+    for text in ("Hello world, the temperature outside is mild today.",
+                 "Turn on the kitchen lights, please.", "你好，世界！"):
+        a = fp16.generate_codes(text, options=one_forward)
+        b = fp32.generate_codes(text, options=one_forward)
+        assert a.shape == b.shape
+        agreements.append((a == b).mean())
+        full = fp16.generate_codes(text, options=DETERMINISTIC)
+        assert full.shape == a.shape and full.min() >= 0 and full.max() < 1024
+    assert min(agreements) > 0.98
 
 
 def test_bad_requests_raise_value_errors(engine: Engine) -> None:
