@@ -24,6 +24,7 @@ import contextlib
 import html
 import logging
 import re
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +56,11 @@ SAMPLE_WIDTH = 2
 CHANNELS = 1
 #: One-shot text: sentences after the first are merged up to this many characters.
 GROUP_CHARS = 200
+#: Output buffered per connection: asyncio's transport buffer (drain waits above it) and
+#: the kernel send buffer (fixed, so it cannot autotune to megabytes per stuck client).
+#: 256 KiB is over 5 s of 24 kHz 16-bit audio, plenty for any network a TTS server sees.
+TRANSPORT_HIGH_WATER = 64 * 1024
+KERNEL_SEND_BUFFER = 256 * 1024
 
 
 class RequestError(Exception):
@@ -267,6 +273,7 @@ class OmniVoiceEventHandler(AsyncEventHandler):
         self._stream: _Stream | None = None
         self._closed = False
         self._dropped = False
+        _bound_send_buffer(writer)
 
     # ---- connection ------------------------------------------------------------------
 
@@ -661,6 +668,17 @@ class OmniVoiceEventHandler(AsyncEventHandler):
     async def _write_chunk(self, pcm: bytes) -> None:
         await self.write_event(AudioChunk(rate=self.ctx.sample_rate, width=SAMPLE_WIDTH,
                                           channels=CHANNELS, audio=pcm).event())
+
+
+def _bound_send_buffer(writer: asyncio.StreamWriter) -> None:
+    """Cap what one connection can have queued: asyncio's buffer and the kernel's."""
+    transport = writer.transport
+    with contextlib.suppress(AttributeError, NotImplementedError, RuntimeError):
+        transport.set_write_buffer_limits(high=TRANSPORT_HIGH_WATER)
+    sock = writer.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6, socket.AF_UNIX):
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, KERNEL_SEND_BUFFER)
 
 
 def _error_event(err: RequestError) -> Event:
