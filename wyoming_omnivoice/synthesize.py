@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
     parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16"])
     parser.add_argument("--language", help="language id or name (e.g. en, English, zh)")
-    parser.add_argument("--instruct", help="voice design, e.g. 'female, young adult, british accent'")
+    parser.add_argument("--instruct",
+                        help="voice design, e.g. 'female, young adult, british accent'")
     parser.add_argument("--ref-codes", type=Path, help=".npy file of reference codes [8, T]")
     parser.add_argument("--ref-text", help="transcript of the reference codes")
     parser.add_argument("--speed", type=float, help="speaking speed factor (1.0 = normal)")

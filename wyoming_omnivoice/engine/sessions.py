@@ -69,6 +69,8 @@ def choose_providers(device: str) -> ProviderChoice:
     available = ort.get_available_providers()
     if device == "cpu":
         return ProviderChoice("cpu", (CPU_PROVIDER,))
+    if CUDA_PROVIDER in available:
+        _preload_cuda_libraries(ort)
     if CUDA_PROVIDER not in available:
         if device == "cuda":
             raise ModelError(
@@ -79,6 +81,20 @@ def choose_providers(device: str) -> ProviderChoice:
             )
         return ProviderChoice("cpu", (CPU_PROVIDER,))
     return ProviderChoice("cuda", ((CUDA_PROVIDER, cuda_provider_options()), CPU_PROVIDER))
+
+
+def _preload_cuda_libraries(ort: Any) -> None:
+    """Load the CUDA/cuDNN libraries of the nvidia-* pip packages (onnxruntime-gpu[cuda]).
+
+    Without this a pip-only install (no system CUDA) cannot find them.
+    """
+    preload = getattr(ort, "preload_dlls", None)
+    if preload is None:
+        return
+    try:
+        preload()
+    except Exception as err:  # the system libraries may still be found
+        _LOGGER.debug("onnxruntime.preload_dlls() failed: %s", err)
 
 
 def session_options(*, threads: int | None = None) -> Any:
