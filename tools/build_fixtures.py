@@ -94,10 +94,51 @@ def write_json(path: Path, data: Any) -> None:
 def save_upstream(model, codec, text_tokenizer, out_dir: Path) -> None:
     """Save the torch model so ``OmniVoice.from_pretrained(out_dir)`` loads the same weights."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir)
+    # The codec is attached as a sub-module for inference; keep it out of the model's
+    # weights file (from_pretrained loads it from audio_tokenizer/).
+    attached, model.audio_tokenizer = model.audio_tokenizer, None
+    try:
+        model.save_pretrained(out_dir)
+    finally:
+        model.audio_tokenizer = attached
     text_tokenizer.save_pretrained(out_dir)
     higgs.save_codec(codec, out_dir / "audio_tokenizer")
     logger.info("saved upstream torch model to %s", out_dir)
+
+
+def record_goldens(args: argparse.Namespace, model, codec, facts: dict[str, Any]) -> bool:
+    """Record upstream goldens, replay them through the graphs, write the JSON files.
+
+    Returns False when the numpy + ORT replay of the fp32 graphs is not token-exact.
+    """
+    codes = goldens.record_codes(model)
+    replay = ort_decode.check_goldens(args.out, codes)
+    facts["ort_numpy_replay"] = replay
+    print(f"numpy+ORT replay of the goldens: {replay['exact_matches']}/{replay['cases']} "
+          f"exact, smallest argmax gap {replay['min_argmax_gap']:.3g}, smallest top-k "
+          f"gap {replay['min_topk_gap']:.3g}")
+    fp16_dir = variant_dir(args.out)
+    if args.variants:
+        fp16 = ort_decode.check_goldens(fp16_dir, codes)
+        facts["ort_numpy_replay_fp16io"] = {
+            key: fp16[key]
+            for key in ("exact_matches", "min_cell_agreement", "mean_cell_agreement")
+        }
+        print(f"fp16-output variant: {fp16['exact_matches']}/{fp16['cases']} exact, "
+              f"cell agreement mean {fp16['mean_cell_agreement']:.3f} "
+              f"min {fp16['min_cell_agreement']:.3f}")
+    if replay["mismatched"]:
+        logger.error("ORT replay differs from upstream on %s", replay["mismatched"])
+        return False
+    write_json(args.golden_dir / "upstream_codes.json", codes)
+    write_json(args.golden_dir / "upstream_codec.json", goldens.record_codec(codec))
+    write_json(args.golden_dir / "upstream_graphs.json", facts)
+    return True
+
+
+def variant_dir(out: Path) -> Path:
+    """Where the float16-output variant of ``out`` goes (``tiny`` -> ``tiny-fp16io``)."""
+    return out.with_name(out.name + "-fp16io")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,27 +176,15 @@ def main(argv: list[str] | None = None) -> int:
         "codec": higgs.describe(codec),
     }
     if args.variants:
-        fp16_dir = args.out.with_name(args.out.name + "-fp16io")
-        graph_set.export_fp16io_variant(args.out, fp16_dir)
+        graph_set.export_fp16io_variant(args.out, variant_dir(args.out))
         causal_probe = graph_set.export_causal_backbone(
             model, args.out.parent / "causal_backbone")
         print(f"causal backbone probe: {causal_probe:.4g}")
         facts["causal_probe"] = causal_probe
     if args.save_upstream:
         save_upstream(model, codec, text_tokenizer, args.out / "upstream")
-    if args.goldens:
-        codes = goldens.record_codes(model)
-        replay = ort_decode.check_goldens(args.out, codes)
-        facts["ort_numpy_replay"] = replay
-        write_json(args.golden_dir / "upstream_codes.json", codes)
-        write_json(args.golden_dir / "upstream_codec.json", goldens.record_codec(codec))
-        write_json(args.golden_dir / "upstream_graphs.json", facts)
-        print(f"numpy+ORT replay of the goldens: {replay['exact_matches']}/{replay['cases']} "
-              f"exact, smallest argmax gap {replay['min_argmax_gap']:.3g}, smallest top-k "
-              f"gap {replay['min_topk_gap']:.3g}")
-        if replay["mismatched"]:
-            logger.error("ORT replay differs from upstream on %s", replay["mismatched"])
-            return 1
+    if args.goldens and not record_goldens(args, model, codec, facts):
+        return 1
     logger.info("done in %.1f s", time.monotonic() - started)
     return 0
 

@@ -77,7 +77,7 @@ def codec_config(kind: str = "tiny"):  # -> HiggsAudioV2TokenizerConfig
     )
     if config.hop_length != HOP or config.num_quantizers != NUM_QUANTIZERS:
         raise RuntimeError(
-            f"tiny Higgs config drifted: hop {config.hop_length}, "
+            f"{kind} Higgs config drifted: hop {config.hop_length}, "
             f"{config.num_quantizers} quantizers"
         )
     return config
@@ -124,6 +124,7 @@ def _reinit_dac_convs(model, generator) -> None:
     """Variance-preserving init (std 1/sqrt(fan_in)) for the DAC encoder/decoder convs."""
     import math
 
+    import torch
     from torch import nn
 
     for part in (model.acoustic_encoder, model.acoustic_decoder):
@@ -134,16 +135,10 @@ def _reinit_dac_convs(model, generator) -> None:
                 fan_in = module.in_channels // module.groups * module.kernel_size[0]
             else:
                 continue
-            weight = torch_randn_like(module.weight, generator) / math.sqrt(fan_in)
-            module.weight.copy_(weight)
+            noise = torch.randn(module.weight.shape, generator=generator)
+            module.weight.copy_(noise / math.sqrt(fan_in))
             if module.bias is not None:
                 module.bias.zero_()
-
-
-def torch_randn_like(tensor, generator):
-    import torch
-
-    return torch.randn(tensor.shape, generator=generator, dtype=tensor.dtype)
 
 
 def describe(codec) -> dict[str, object]:

@@ -114,8 +114,9 @@ def check_goldens(model_dir: Path, golden: dict[str, Any]) -> dict[str, Any]:
         "exact_matches": matched,
         "mismatched": mismatched,
         "min_cell_agreement": min(cell_agreement),
+        "mean_cell_agreement": float(np.mean(cell_agreement)),
         "min_argmax_gap": argmax_gap,
         "min_topk_gap": topk_gap,
     }
-    logger.info("ORT numpy decode vs upstream goldens: %s", summary)
+    logger.info("ORT numpy decode of %s vs upstream goldens: %s", model_dir.name, summary)
     return summary
