@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="model manifest JSON to download from instead of the built-in one")
     parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto",
                         help="inference device (default: %(default)s: CUDA when usable)")
+    parser.add_argument("--precision", choices=("fp32", "fp16"), default="fp32",
+                        help="backbone precision: fp16 uses llm_backbone_fp16.onnx made by "
+                             "'python -m wyoming_omnivoice.convert --fp16 MODEL_DIR' (GPU; "
+                             "default: %(default)s)")
     parser.add_argument("--voice", default=DEFAULT_VOICE,
                         help="default voice when a request names none (default: %(default)s)")
     parser.add_argument("--voices-file", type=Path, default=None,
@@ -254,15 +258,44 @@ def prepare_voices(engine: Any, catalog: VoiceCatalog, args: argparse.Namespace,
     cache = AnchorCache(args.data_dir / "anchors", engine.fingerprint,
                         settings={"num_step": args.num_steps,
                                   "guidance_scale": args.guidance_scale})
-    for preset in catalog:
-        try:
-            if preset.uses_anchor:
+    anchored = [preset for preset in catalog if preset.uses_anchor]
+    try:
+        assets.anchors = cache.ensure_all(anchored, engine, options,
+                                          batch_size=args.max_batch_size)
+    except ValueError:
+        # Find the preset the engine refuses, to name it.
+        for preset in anchored:
+            try:
                 assets.anchors[preset.name] = cache.get_or_create(preset, engine, options)
-            elif preset.is_cloned:
-                assets.prompts[preset.name] = _load_clone_prompt(engine, preset, args.data_dir)
+            except ValueError as err:
+                raise StartupError(f"Voice {preset.name!r} ({preset.source}): {err}") from None
+    for preset in catalog:
+        if not preset.is_cloned:
+            continue
+        try:
+            assets.prompts[preset.name] = _load_clone_prompt(engine, preset, args.data_dir)
         except ValueError as err:
             raise StartupError(f"Voice {preset.name!r} ({preset.source}): {err}") from None
     return assets
+
+
+def warm_up(engine: Any, catalog: VoiceCatalog, default: VoicePreset,
+            make_request: Callable[[VoicePreset, str], Any], options: Any) -> None:
+    """Make the first request as fast as the next: sessions, shapes, normaliser imports."""
+    if hasattr(engine, "warm_up"):
+        engine.warm_up()
+    try:
+        from wyoming_omnivoice.engine.normalize import normalize_text
+    except ImportError:
+        normalize_text = None
+    if normalize_text is not None:
+        for language in sorted({lang for preset in catalog for lang in preset.languages}):
+            normalize_text("It is 21.5 degrees at 10:30.", language)
+    try:
+        engine.synthesize_batch([make_request(default, WARMUP_TEXT)], options=options)
+    except ValueError as err:
+        raise StartupError(f"Warm-up synthesis with voice {default.name!r} failed: {err}"
+                           ) from None
 
 
 def _load_clone_prompt(engine: Any, preset: VoicePreset, data_dir: Path) -> Any:
@@ -424,7 +457,7 @@ async def _start_zeroconf(args: argparse.Namespace) -> None:
                  uri.port)
 
 
-def load_engine(model_dir: Path, device: str) -> Any:
+def load_engine(model_dir: Path, device: str, precision: str = "fp32") -> Any:
     """Load the engine; with ``--device auto`` a GPU that fails falls back to the CPU, loudly.
 
     ``--device cuda`` never falls back: the user asked for the GPU, so its failure stops the
@@ -435,7 +468,7 @@ def load_engine(model_dir: Path, device: str) -> Any:
     from wyoming_omnivoice.engine.model_files import ModelError
 
     try:
-        return Engine.load(model_dir, device=device)
+        return Engine.load(model_dir, device=device, precision=precision)
     except ValueError as err:
         raise StartupError(str(err)) from None
     except (ModelError, RuntimeError) as err:
@@ -445,7 +478,7 @@ def load_engine(model_dir: Path, device: str) -> Any:
                       "TO THE CPU, synthesis will be much slower. Fix the GPU setup or pass "
                       "--device cpu to silence this.", err)
     try:
-        return Engine.load(model_dir, device="cpu")
+        return Engine.load(model_dir, device="cpu", precision=precision)
     except (ModelError, ValueError, RuntimeError) as err:
         raise StartupError(str(err)) from None
 
@@ -458,17 +491,14 @@ def start(args: argparse.Namespace) -> int:
     catalog = load_catalog(args)
     include_cloning = any(preset.is_cloned for preset in catalog)
     model_dir = resolve_model_dir(args, include_cloning)
-    engine = load_engine(model_dir, args.device)
+    engine = load_engine(model_dir, args.device, args.precision)
     options = DecodeOptions(num_step=args.num_steps, guidance_scale=args.guidance_scale)
     assets = prepare_voices(engine, catalog, args, options)
     make_request = make_request_factory(assets, args.normalize_text)
     default = catalog.get(args.voice)
     if default is None:  # validated in load_catalog
         raise StartupError(f"--voice {args.voice!r} is not a known voice")
-    try:
-        engine.synthesize_batch([make_request(default, WARMUP_TEXT)], options=options)
-    except ValueError as err:
-        raise StartupError(f"Warm-up synthesis with voice {args.voice!r} failed: {err}") from None
+    warm_up(engine, catalog, default, make_request, options)
     _LOGGER.info("Model loaded on %s and warmed up", engine.device.upper())
 
     limiter = RequestLimiter(args.max_concurrent)
