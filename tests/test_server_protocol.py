@@ -238,3 +238,19 @@ async def test_client_disconnecting_mid_stream_does_not_affect_others(
         await asyncio.sleep(0.1)
     assert "Client disconnected: cancelled" in tiny_server.log
     assert tiny_server.alive
+
+
+async def test_voice_given_only_by_language(tiny_server: ServerProcess) -> None:
+    """A client may name a language instead of a voice: a voice speaking it is used."""
+    from wyoming.tts import SynthesizeVoice
+
+    async with AsyncClient.from_uri(tiny_server.uri) as client:
+        await client.write_event(Synthesize(
+            text="你好，世界。", voice=SynthesizeVoice(language="zh")).event())
+        events = await read_until(client, {"audio-stop", "error"})
+    assert len(audio_cycles(events)) == 1
+    for _ in range(100):
+        if "One-shot with voice zh-female" in tiny_server.log:
+            break
+        await asyncio.sleep(0.1)
+    assert "One-shot with voice zh-female" in tiny_server.log
