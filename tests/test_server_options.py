@@ -40,7 +40,7 @@ voices:
 
 
 async def test_no_streaming_still_answers_streaming_events(server_factory) -> None:
-    server = server_factory("--no-streaming")
+    server = server_factory("--no-streaming", "--max-text-length", "200")
     info = await describe(server.uri)
     assert info.tts[0].supports_synthesize_streaming is False
     async with AsyncClient.from_uri(server.uri) as client:
@@ -56,6 +56,10 @@ async def test_no_streaming_still_answers_streaming_events(server_factory) -> No
         # One-shot works as usual.
         events = await synthesize_once(client, "One shot.")
         assert len(audio_cycles(events)) == 1
+        # Collected stream text is bounded by --max-text-length too.
+        events = await stream_once(client, ["Twenty characters.. "] * 11, compat=False)
+        assert types_of(events) == ["error", "synthesize-stopped"]
+        assert events[0].data["code"] == "text-too-long"
 
 
 async def test_max_concurrent_gives_busy_error_not_a_hang(server_factory) -> None:

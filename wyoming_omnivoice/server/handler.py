@@ -489,9 +489,6 @@ class OmniVoiceEventHandler(AsyncEventHandler):
             text = SynthesizeChunk.from_event(event).text or ""
         except (KeyError, TypeError, ValueError):
             return
-        if not self.ctx.streaming:
-            stream.collected.append(text)
-            return
         request = stream.request
         request.text_length += len(text)
         if request.text_length > self.ctx.max_text_length:
@@ -499,6 +496,9 @@ class OmniVoiceEventHandler(AsyncEventHandler):
             self._send_control(request, [_error_event(RequestError(
                 f"Streamed text exceeds {self.ctx.max_text_length} characters "
                 "(--max-text-length)", "text-too-long"))])
+            return
+        if not self.ctx.streaming:
+            stream.collected.append(text)
             return
         for sentence in stream.splitter.add(text):
             self._add_stream_sentence(request, sentence)
