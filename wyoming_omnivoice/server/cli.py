@@ -460,27 +460,44 @@ async def _start_zeroconf(args: argparse.Namespace) -> None:
 def load_engine(model_dir: Path, device: str, precision: str = "fp32") -> Any:
     """Load the engine; with ``--device auto`` a GPU that fails falls back to the CPU, loudly.
 
-    ``--device cuda`` never falls back: the user asked for the GPU, so its failure stops the
-    start with the reason.
+    onnxruntime itself falls back to the CPU when the CUDA provider cannot start (missing
+    CUDA/cuDNN libraries, no usable GPU) and only prints a notice; so the device the engine
+    really uses is checked. ``--device cuda`` never falls back: the user asked for the GPU,
+    so its failure stops the start with the reason.
     """
     from wyoming_omnivoice import Engine
     from wyoming_omnivoice.engine import core
     from wyoming_omnivoice.engine.model_files import ModelError
 
+    wanted_gpu = device == "cuda" or (device == "auto"
+                                      and core.choose_providers("auto").device == "cuda")
     try:
-        return Engine.load(model_dir, device=device, precision=precision)
+        engine = Engine.load(model_dir, device=device, precision=precision)
     except ValueError as err:
         raise StartupError(str(err)) from None
     except (ModelError, RuntimeError) as err:
-        if device != "auto" or core.choose_providers("auto").device != "cuda":
+        if device != "auto" or not wanted_gpu:
             raise StartupError(str(err)) from None
-        _LOGGER.error("Loading the model on the GPU failed (%s). --device auto: FALLING BACK "
-                      "TO THE CPU, synthesis will be much slower. Fix the GPU setup or pass "
-                      "--device cpu to silence this.", err)
+        reason = str(err)
+    else:
+        if not wanted_gpu or engine.device == "cuda":
+            return engine
+        reason = "the CUDA execution provider did not start (see the onnxruntime messages above)"
+        if device == "cuda":
+            raise StartupError(f"--device cuda: {reason}. Check the CUDA 13 and cuDNN 9 "
+                               "libraries and the GPU, or use --device auto to allow the CPU.")
+        _LOGGER.error(_CPU_FALLBACK, reason)
+        return engine
+    _LOGGER.error(_CPU_FALLBACK, reason)
     try:
         return Engine.load(model_dir, device="cpu", precision=precision)
     except (ModelError, ValueError, RuntimeError) as err:
         raise StartupError(str(err)) from None
+
+
+_CPU_FALLBACK = ("Loading the model on the GPU failed: %s. --device auto: FALLING BACK TO THE "
+                 "CPU, synthesis will be much slower. Fix the GPU setup, or pass --device cpu "
+                 "to silence this.")
 
 
 def start(args: argparse.Namespace) -> int:
