@@ -48,6 +48,7 @@ FP32_OPS = frozenset({
 _FLOAT = TensorProto.FLOAT
 _HALF = TensorProto.FLOAT16
 FP16_SUFFIX = "_fp16"
+FP16_MAX = float(np.finfo(np.float16).max)
 
 
 @dataclass
@@ -130,7 +131,8 @@ def convert_fp16(model: onnx.ModelProto) -> tuple[onnx.ModelProto, ConversionRep
             continue
         users = consumers.get(name, set())
         if users and all(decision.get(i) == _HALF for i in users) and name not in graph_outputs:
-            array = numpy_helper.to_array(init).astype(np.float16)
+            # Clip to the fp16 range: a float32-min mask fill becomes -65504, not -inf.
+            array = np.clip(numpy_helper.to_array(init), -FP16_MAX, FP16_MAX).astype(np.float16)
             init.CopyFrom(numpy_helper.from_array(array, name))
             converted.add(name)
         else:
