@@ -540,6 +540,9 @@ def start(args: argparse.Namespace) -> int:
 
 def run(argv: Sequence[str] | None = None) -> None:
     """Console entry point (``wyoming-omnivoice`` and ``python -m wyoming_omnivoice``)."""
+    # onnxruntime otherwise writes a telemetry device id under ~/.cache/Microsoft; the server
+    # writes nothing outside --data-dir (set it to 0 in the environment to opt back in).
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format=args.log_format)
