@@ -329,6 +329,32 @@ def section_throughput(engine: Engine, upstream: Upstream | None, sizes: list[in
         })
 
 
+def section_soak(engine: Engine, count: int, steps: int, report: dict[str, Any]) -> None:
+    """Many short requests one after another: TTFA percentiles and memory drift."""
+    options = DecodeOptions(num_step=steps)
+    texts = [SHORT, "Turn on the heating in the bedroom.", "The front door is locked.",
+             "It will rain tomorrow afternoon.", "Timer set for ten minutes."]
+    gpu_start, rss_start = gpu_memory_mib(), rss_mib()
+    times, rtfs = [], []
+    for index in range(count):
+        start = time.perf_counter()
+        audio = engine.synthesize(texts[index % len(texts)], options=options, seed=index)
+        took = time.perf_counter() - start
+        times.append(took)
+        rtfs.append(took / (audio.size / engine.sample_rate))
+    gpu_end, rss_end = gpu_memory_mib(), rss_mib()
+    ordered = sorted(times)
+    p50, p95 = ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, int(0.95 * count))]
+    print(f"\n== 6. Soak: {count} short replies one after another ({steps} steps) ==")
+    print(f"TTFA p50 {1000 * p50:.1f} ms, p95 {1000 * p95:.1f} ms; RTF p50 {median(rtfs):.4f}; "
+          f"RSS {rss_start:.0f} -> {rss_end:.0f} MiB"
+          + (f"; GPU {gpu_start:.0f} -> {gpu_end:.0f} MiB" if gpu_start is not None else ""))
+    report["soak"] = {"count": count, "ttfa_p50_s": p50, "ttfa_p95_s": p95,
+                      "rtf_p50": median(rtfs), "rss_start_mib": rss_start,
+                      "rss_end_mib": rss_end, "gpu_start_mib": gpu_start,
+                      "gpu_end_mib": gpu_end}
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset", choices=("mid", "real"), default="mid")
@@ -350,6 +376,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--lengths", default="64,96,128,256,512")
     parser.add_argument("--batches", default="1,4")
     parser.add_argument("--concurrency", default="1,4,8")
+    parser.add_argument("--soak", type=int, default=0,
+                        help="also run N short replies back to back (TTFA p50/p95, memory)")
     parser.add_argument("--json", type=Path, default=None, help="also write figures here")
     return parser.parse_args(argv)
 
@@ -397,9 +425,11 @@ def main(argv: list[str] | None = None) -> int:
             engine, upstream, [int(v) for v in args.concurrency.split(",")], args.steps,
             report),
     }
-    for name in args.sections.split(","):
+    for name in filter(None, args.sections.split(",")):
         sections[name.strip()]()
         gc.collect()
+    if args.soak:
+        section_soak(engine, args.soak, args.steps, report)
     gpu = gpu_memory_mib()
     print(f"\n== 5. Memory ==\nengine load + warm-up RSS {engine_rss:.0f} MiB; process peak "
           f"RSS {peak_rss_mib():.0f} MiB (includes torch when upstream ran)"
