@@ -68,3 +68,12 @@ def test_fp16_embedding_output_is_cast_on_the_device() -> None:
     assert runner._embed_caster is not None
     codes = bound.generate_codes("Cast me.", options=DETERMINISTIC)
     assert codes.min() >= 0 and codes.max() < 1024
+
+
+def test_cuda_graph_request_is_a_no_op_on_cpu() -> None:
+    engine = Engine.load(FIXTURES / "tiny", device="cpu", cuda_graph=True)
+    assert engine.decoder.backbone.cuda_graph is False
+    assert engine.decoder.backbone.run_options is None
+    assert engine.decoder.row_buckets is None
+    codes = engine.generate_codes("Still fine.", options=DETERMINISTIC)
+    assert codes.shape[0] == 8
