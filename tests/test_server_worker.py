@@ -197,3 +197,13 @@ def test_anchors_generated_in_batches_equal_single_generation(engine: Engine,
     again = AnchorCache(tmp_path / "batched", engine.fingerprint).ensure_all(presets, engine,
                                                                              OPTIONS)
     assert sorted(again) == ["a", "b", "c"]
+
+
+def test_anchor_sentences_are_about_three_seconds() -> None:
+    """Anchors ride along with every request: long enough to pin a voice, short to decode."""
+    from wyoming_omnivoice.engine.duration import estimate_num_frames
+    from wyoming_omnivoice.server.anchors import ANCHOR_TEXTS
+
+    for language, text in ANCHOR_TEXTS.items():
+        frames = estimate_num_frames(text, None, None, 1.0)
+        assert 60 <= frames <= 85, (language, frames)

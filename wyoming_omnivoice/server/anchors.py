@@ -35,30 +35,33 @@ ANCHOR_SEED = 20260417
 CACHE_VERSION = 1
 NUM_CODEBOOKS = 8
 
-#: Short anchor sentences (about three seconds of speech) per language id.
+#: Short anchor sentences per language id: about three seconds of speech (65-80 frames by
+#: the duration rule). The anchor is prepended to every request of its voice, so a longer one
+#: costs decode time on every request; three seconds is the short end of what upstream
+#: recommends for a cloning reference.
 ANCHOR_TEXTS: dict[str, str] = {
-    "en": "Hello! This is how my voice sounds when I read something aloud for you.",
-    "zh": "你好！这就是我为你朗读时的声音，希望你喜欢。",
+    "en": "Hello! This is how my voice sounds when I read aloud.",
+    "zh": "你好！这就是我朗读时的声音。",
     "yue": "你好！呢個就係我幫你讀嘢嘅聲音。",
-    "de": "Hallo! So klingt meine Stimme, wenn ich dir etwas vorlese.",
-    "fr": "Bonjour ! Voici ma voix quand je vous lis quelque chose à voix haute.",
+    "de": "Hallo! So klingt meine Stimme, wenn ich vorlese.",
+    "fr": "Bonjour ! Voici ma voix quand je lis à voix haute.",
     "es": "¡Hola! Así suena mi voz cuando te leo algo en voz alta.",
-    "it": "Ciao! Questa è la mia voce quando ti leggo qualcosa ad alta voce.",
-    "pt": "Olá! É assim que a minha voz soa quando leio algo em voz alta.",
-    "nl": "Hallo! Zo klinkt mijn stem wanneer ik iets voor je voorlees.",
-    "ru": "Привет! Так звучит мой голос, когда я читаю тебе вслух.",
-    "ja": "こんにちは！これは私があなたに読み上げるときの声です。",
-    "ko": "안녕하세요! 제가 소리 내어 읽어 드릴 때의 목소리입니다.",
-    "pl": "Cześć! Tak brzmi mój głos, kiedy czytam ci coś na głos.",
-    "sv": "Hej! Så här låter min röst när jag läser något högt för dig.",
-    "da": "Hej! Sådan lyder min stemme, når jeg læser noget højt for dig.",
-    "nb": "Hei! Slik høres stemmen min ut når jeg leser noe høyt for deg.",
-    "fi": "Hei! Tältä ääneni kuulostaa, kun luen sinulle jotain ääneen.",
+    "it": "Ciao! Questa è la mia voce quando leggo ad alta voce.",
+    "pt": "Olá! É assim que a minha voz soa quando leio em voz alta.",
+    "nl": "Hallo! Zo klinkt mijn stem wanneer ik voorlees.",
+    "ru": "Привет! Так звучит мой голос, когда я читаю вслух.",
+    "ja": "こんにちは！これが私の読み上げの声です。",
+    "ko": "안녕하세요! 제가 읽어 드리는 목소리입니다.",
+    "pl": "Cześć! Tak brzmi mój głos, kiedy czytam na głos.",
+    "sv": "Hej! Så här låter min röst när jag läser högt.",
+    "da": "Hej! Sådan lyder min stemme, når jeg læser højt.",
+    "nb": "Hei! Slik høres stemmen min ut når jeg leser høyt.",
+    "fi": "Hei! Tältä ääneni kuulostaa, kun luen ääneen.",
     "tr": "Merhaba! Sana bir şey okurken sesim böyle çıkıyor.",
-    "cs": "Ahoj! Takhle zní můj hlas, když ti něco čtu nahlas.",
-    "uk": "Привіт! Так звучить мій голос, коли я читаю тобі вголос.",
-    "ar": "مرحبا! هكذا يبدو صوتي عندما أقرأ لك شيئا بصوت عال.",
-    "hi": "नमस्ते! जब मैं आपके लिए कुछ पढ़ता हूँ तो मेरी आवाज़ ऐसी लगती है।",
+    "cs": "Ahoj! Takhle zní můj hlas, když čtu nahlas.",
+    "uk": "Привіт! Так звучить мій голос, коли я читаю вголос.",
+    "ar": "مرحبا! هكذا يبدو صوتي عندما أقرأ.",
+    "hi": "नमस्ते! जब मैं पढ़ता हूँ तो मेरी आवाज़ ऐसी लगती है।",
 }
 FALLBACK_LANGUAGE = "en"
 
