@@ -532,10 +532,19 @@ def start(args: argparse.Namespace) -> int:
         write_timeout=args.write_timeout,
     )
     worker.start()
+    code = 1
     try:
-        return asyncio.run(serve(args, context, worker))
+        code = asyncio.run(serve(args, context, worker))
     finally:
         worker.stop(timeout=10.0)
+        if worker.thread_running:
+            # A long decode is still inside onnxruntime: normal interpreter shutdown would
+            # abort ("terminate called ...") under it. Flush the logs and leave right away.
+            _LOGGER.warning("A decode is still running; exiting without waiting for it")
+            logging.shutdown()
+            sys.stdout.flush()
+            os._exit(code)
+    return code
 
 
 def run(argv: Sequence[str] | None = None) -> None:

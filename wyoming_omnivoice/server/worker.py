@@ -152,6 +152,11 @@ class InferenceWorker:
             self._thread.join(timeout)
 
     @property
+    def thread_running(self) -> bool:
+        """The worker thread has not finished (e.g. still inside a decode after stop)."""
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive() and self._dead is None
 
