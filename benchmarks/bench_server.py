@@ -132,12 +132,13 @@ def _summary(values: list[float]) -> str:
         f"{statistics.median(values) * 1000:7.1f} ms  p95 {p95 * 1000:7.1f} ms"
 
 
-async def run_latency(uri: str, rounds: int, results: dict) -> None:
-    for label, coro_factory in (
+async def run_latency(uri: str, rounds: int, results: dict, short_only: bool = False) -> None:
+    cases = [
         ("one-shot short", lambda: one_shot(uri, SHORT_TEXT)),
         ("one-shot 4 sentences", lambda: one_shot(uri, LONG_TEXT)),
         ("streaming 4 sentences", lambda: streaming(uri, LONG_TEXT)),
-    ):
+    ]
+    for label, coro_factory in cases[:1] if short_only else cases:
         await coro_factory()  # warm-up round, not counted
         runs = [await coro_factory() for _ in range(rounds)]
         results[label] = [asdict(run) for run in runs]
@@ -200,7 +201,7 @@ def start_server(args: argparse.Namespace, log_path: Path) -> tuple[subprocess.P
 
 async def main_async(args: argparse.Namespace, uri: str) -> dict:
     results: dict = {"uri": uri, "num_steps": args.num_steps, "model_dir": str(args.model_dir)}
-    await run_latency(uri, args.rounds, results)
+    await run_latency(uri, args.rounds, results, short_only=args.short_only)
     for clients in args.clients:
         await run_throughput(uri, clients, args.requests_per_client, results)
     return results
@@ -217,6 +218,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 8])
     parser.add_argument("--requests-per-client", type=int, default=3)
+    parser.add_argument("--short-only", action="store_true",
+                        help="latency of the short reply only (for slow models on CPU)")
     parser.add_argument("--json", type=Path, default=None, help="write raw results here")
     parser.add_argument("--server-arg", dest="server_args", action="append", default=[],
                         help="extra server flag (repeatable), e.g. --server-arg=--debug")
