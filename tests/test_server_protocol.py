@@ -129,11 +129,15 @@ async def test_unknown_and_empty_events_are_ignored(tiny_server: ServerProcess) 
         await client.write_event(Event(type="no-such-event", data={"x": 1}))
         await client.write_event(Event(type="ping"))
         await client.write_event(Event(type="select-program", data={"name": "omnivoice"}))
-        await client.write_event(Event(type="synthesize-chunk"))  # no stream open, no data
         await client.write_event(Event(type="audio-chunk", data={}, payload=b"\x00\x00"))
         await client.write_event(Describe().event())
         events = await read_until(client, {"info"})
         assert types_of(events) == ["info"]
+        # A malformed event gets an error; answers keep the order of the requests.
+        await client.write_event(Event(type="synthesize-chunk"))  # no text
+        await client.write_event(Describe().event())
+        events = await read_until(client, {"info"})
+        assert types_of(events) == ["error", "info"]
         # A stream started with an empty synthesize-start (no voice) still works.
         await client.write_event(Event(type="synthesize-start"))
         await client.write_event(SynthesizeChunk(text="Still working.").event())

@@ -358,7 +358,10 @@ class OmniVoiceEventHandler(AsyncEventHandler):
                                                                     "invalid-event"))])
                 return True
             if Describe.is_type(event.type):
-                await self.write_event(self.ctx.info().event())
+                if self._queue.empty():
+                    await self.write_event(self.ctx.info().event())
+                else:  # answers queued before it (an error, say) go first
+                    self._send_control(None, [self.ctx.info().event()])
             elif Synthesize.is_type(event.type):
                 self._on_synthesize(event)
             elif SynthesizeStart.is_type(event.type):
