@@ -15,6 +15,15 @@ Protocol choices (see the README):
 - A failure inside a request sends one ``error`` event; an open one-shot audio cycle is still
   closed with ``audio-stop`` and a stream still ends with ``synthesize-stopped``, so clients
   that ignore ``error`` events do not hang.
+- Hostile clients (see :mod:`.wire`): frames are read with size caps and a per-frame read
+  timeout; an unusable frame gets an ``error`` event (and, when the frame boundaries are
+  lost, that connection is closed). Output per connection is bounded (64 KiB in asyncio,
+  a fixed 256 KiB kernel send buffer); a client that reads nothing for ``--write-timeout``
+  seconds is dropped and its pending work cancelled, so it never holds the engine.
+- ``text_format: ssml`` is not interpreted: tags are removed and the text spoken; other
+  formats than ``text``/``ssml`` get an ``unsupported-text-format`` error. A voice
+  ``speaker`` is ignored (OmniVoice voices have none).
+- While the server drains for SIGTERM/SIGINT, new requests get a ``shutting-down`` error.
 """
 
 from __future__ import annotations
