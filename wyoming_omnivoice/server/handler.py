@@ -4,7 +4,8 @@ One handler runs per connection. ``handle_event`` never waits for synthesis: tex
 into segments, each segment is handed to the inference worker, and an ordered sender task
 writes the audio. So a connection keeps reading while its audio is produced (a client that
 goes away is noticed at once and its pending work is cancelled), sentence N+1 is decoded
-while sentence N is being sent, and ``describe`` is always answered immediately.
+while sentence N is being sent, and ``describe`` is answered at once (behind only the
+answers already queued on the same connection, so replies keep the order of requests).
 
 Protocol choices (see the README):
 - Unknown voice name: an ``error`` event (code ``unknown-voice``) naming it and the available
@@ -642,9 +643,10 @@ class OmniVoiceEventHandler(AsyncEventHandler):
 
     async def _send_segment(self, segment: _Segment) -> None:
         request = segment.request
-        assert segment.task is not None
         audio: np.ndarray | None = None
-        if not request.failed:
+        if segment.task is None:  # never scheduled: nothing to send
+            request.failed = True
+        elif not request.failed:
             try:
                 audio = await segment.task
             except asyncio.CancelledError:
@@ -654,7 +656,7 @@ class OmniVoiceEventHandler(AsyncEventHandler):
             except Exception as err:  # engine or queue failure: fail this request only
                 request.failed = True
                 await self.write_event(_error_event(_error_for(err)))
-        else:
+        elif segment.task is not None:
             segment.task.cancel()
         if audio is not None and not request.failed:
             if segment.send_start:
