@@ -363,7 +363,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="use this model directory instead of building a preset")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--precision", choices=("fp32", "fp16"), default="fp32")
-    parser.add_argument("--layout", choices=("packed", "rows"), default="packed")
+    parser.add_argument("--layout", choices=("auto", "packed", "rows"), default="auto")
     parser.add_argument("--io-binding", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--buckets", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--cuda-graph", action="store_true")

@@ -78,3 +78,25 @@ def test_warm_up_runs_each_short_reply_bucket(engines: tuple[Engine, Engine]) ->
     a = plain.generate_codes("After warm-up.", options=DETERMINISTIC)
     b = bucketed.generate_codes("After warm-up.", options=DETERMINISTIC)
     np.testing.assert_array_equal(a, b)
+
+
+def test_auto_layout_picks_the_cheaper_exact_layout() -> None:
+    from wyoming_omnivoice.engine.decoder import choose_layout
+
+    engine = Engine.load(TINY, device="cpu")
+    assert engine.decoder.layout == "auto"
+    short = engine.prompts.build("Lights on.", num_target=40, language=None, instruct=None)
+    long = engine.prompts.build("Lights on.", num_target=1500, language=None, instruct=None)
+    assert choose_layout([short]) == "packed"
+    assert choose_layout([long]) == "rows"  # one 3000-position row costs more attention
+
+
+@pytest.mark.parametrize("frames", [30, 1400])
+def test_auto_layout_decodes_like_packed(frames: int) -> None:
+    auto = Engine.load(TINY, device="cpu")
+    packed = Engine.load(TINY, device="cpu", layout="packed")
+    options = DecodeOptions(num_step=4, position_temperature=0.0)
+    a = auto.generate_codes("Good evening.", num_frames=frames, options=options)
+    b = packed.generate_codes("Good evening.", num_frames=frames, options=options)
+    assert auto.last_stats.layout == ("packed" if frames == 30 else "rows")
+    np.testing.assert_array_equal(a, b)

@@ -97,7 +97,7 @@ class Engine:
         paths: ModelPaths,
         providers: ProviderChoice,
         *,
-        layout: str = "packed",
+        layout: str = "auto",
         threads: int | None = None,
         io_binding: bool | None = None,
         buckets: bool | None = None,
@@ -164,7 +164,7 @@ class Engine:
         device: str = "auto",
         *,
         precision: str = "fp32",
-        layout: str = "packed",
+        layout: str = "auto",
         threads: int | None = None,
         io_binding: bool | None = None,
         buckets: bool | None = None,
@@ -200,11 +200,11 @@ class Engine:
             if self.decoder.buckets:
                 longest = natural_length([self.prompts.build(
                     SHORT_REPLY, num_target=estimate_num_frames(SHORT_REPLY, None, None, 1.0),
-                    language=None, instruct=None)], self.decoder.layout)
+                    language=None, instruct=None)], "packed")
                 top = bucket_for(longest, self.decoder.buckets)
                 lengths = [b for b in self.decoder.buckets if b <= top]
             else:
-                lengths = [natural_length([prompt], self.decoder.layout)]
+                lengths = [natural_length([prompt], self.decoder.layout_for([prompt]))]
         done = 0
         for size in batch_sizes:
             done += self.decoder.warm_up(prompt, tuple(lengths), rows=size)

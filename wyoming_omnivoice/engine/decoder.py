@@ -48,7 +48,11 @@ from .scoring import (
 )
 from .sessions import Graph
 
-LAYOUTS = ("packed", "rows")
+LAYOUTS = ("packed", "rows", "auto")
+#: Row length at which a backbone forward's attention (quadratic) costs as much as its
+#: projections and MLP (linear): a forward over L positions costs about L * (1 + L / this).
+#: Measured on the real-width model (onnxruntime CPU: 1.66 ms/pos + 6.0e-4 ms/pos^2).
+ATTENTION_BREAK_EVEN = 2800
 #: Row-length buckets (positions). Lengths beyond the last round up to a multiple of it.
 BUCKETS = (64, 96, 128, 192, 256, 384, 512, 768, 1024)
 _BEYOND = 256
@@ -60,6 +64,21 @@ def bucket_for(length: int, buckets: tuple[int, ...] = BUCKETS) -> int:
         if length <= size:
             return size
     return -(-length // _BEYOND) * _BEYOND
+
+
+def choose_layout(prompts: list[Prompt]) -> str:
+    """The cheaper exact layout for a batch under the forward cost model.
+
+    Packing saves the prompt's text positions of the unconditional copy but makes one long
+    row; for long targets two shorter rows cost less attention than one packed row.
+    """
+    def cost(rows: int, length: int) -> float:
+        return rows * length * (1.0 + length / ATTENTION_BREAK_EVEN)
+
+    size = len(prompts)
+    packed = cost(size, natural_length(prompts, "packed"))
+    rows = cost(2 * size, natural_length(prompts, "rows"))
+    return "packed" if packed <= rows else "rows"
 
 
 def natural_length(prompts: list[Prompt], layout: str) -> int:
@@ -111,6 +130,7 @@ class DecodeStats:
     steps: int = 0
     rows: int = 0
     length: int = 0
+    layout: str = ""
     extra: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -284,14 +304,19 @@ class Decoder:
         stats.scoring_s += t3 - t2
         return results
 
-    def shape_for(self, prompts: list[Prompt], pad_to: int | None = None
-                  ) -> tuple[int | None, int | None]:
+    def layout_for(self, prompts: list[Prompt]) -> str:
+        """The row layout of a batch (``auto`` picks the cheaper exact one)."""
+        return choose_layout(prompts) if self.layout == "auto" else self.layout
+
+    def shape_for(self, prompts: list[Prompt], pad_to: int | None = None,
+                  layout: str | None = None) -> tuple[int | None, int | None]:
         """``(pad_to, pad_rows_to)`` for a batch under the decoder's bucket settings."""
+        layout = layout or self.layout_for(prompts)
         if pad_to is None and self.buckets:
-            pad_to = bucket_for(natural_length(prompts, self.layout), self.buckets)
+            pad_to = bucket_for(natural_length(prompts, layout), self.buckets)
         pad_rows = None
         if self.row_buckets:
-            rows = len(prompts) * (1 if self.layout == "packed" else 2)
+            rows = len(prompts) * (1 if layout == "packed" else 2)
             pad_rows = next((r for r in self.row_buckets if r >= rows), None)
         return pad_to, pad_rows
 
@@ -307,11 +332,12 @@ class Decoder:
         stats = DecodeStats()
         guidance = np.array(2.0, dtype=np.float32)
         use_cfg = np.array(True)
+        layout = self.layout_for([prompt] * rows)
         for length in lengths:
-            if natural_length([prompt], self.layout) > length:
+            if natural_length([prompt], layout) > length:
                 continue
-            _, pad_rows = self.shape_for([prompt] * rows)
-            batch = _Batch([prompt] * rows, self.layout, length, pad_rows)
+            _, pad_rows = self.shape_for([prompt] * rows, layout=layout)
+            batch = _Batch([prompt] * rows, layout, length, pad_rows)
             self._step(batch, self.scorer, guidance, use_cfg, [PRED, CONF]).run(stats)
             done += 1
         return done
@@ -323,9 +349,10 @@ class Decoder:
         started = time.perf_counter()
         stats = DecodeStats()
         prompts = [item.prompt for item in items]
-        pad_to, pad_rows = self.shape_for(prompts, pad_to)
-        batch = _Batch(prompts, self.layout, pad_to, pad_rows)
-        stats.rows, stats.length = batch.rows, batch.length
+        layout = self.layout_for(prompts)
+        pad_to, pad_rows = self.shape_for(prompts, pad_to, layout)
+        batch = _Batch(prompts, layout, pad_to, pad_rows)
+        stats.rows, stats.length, stats.layout = batch.rows, batch.length, layout
         size = len(items)
         t_max = batch.t_max
         t_lens = np.array(batch.t_lens)
