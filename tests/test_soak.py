@@ -2,7 +2,7 @@
 
 One-shot, streaming, abandoned streams and describe against a real server subprocess: every
 valid request completes with correct audio, and the server's file descriptors and threads
-return to their warmed-up counts. Resident memory is checked with a looser bound than the
+do not grow over their warmed-up counts. Resident memory is checked with a looser bound than the
 full 1,000-request soak (``python benchmarks/soak.py``, within 10 %), since 60 requests are
 too few for the allocators to reach their steady state.
 """
@@ -44,6 +44,9 @@ async def test_short_soak(tmp_path, shared_data_dir) -> None:
     assert report.totals.failures == [], summary
     assert sum(report.totals.done.values()) == 60
     assert all(report.totals.done[kind] > 0 for kind in soak.KINDS), summary
-    assert report.end.fds == report.warm.fds, summary
-    assert report.end.threads == report.warm.threads, summary
+    # problems() flags any growth of descriptors or threads over the warmed-up counts (a
+    # leak) and resident memory beyond the tolerance. The warm snapshot can still count a
+    # connection that is being closed, so ending with fewer descriptors is not a failure.
+    assert report.end.fds <= report.warm.fds, summary
+    assert report.end.threads <= report.warm.threads, summary
     assert report.problems(SHORT_RSS_TOLERANCE) == [], summary
