@@ -204,7 +204,7 @@ def section_utterance(engine: Engine, upstream: Upstream | None, repeats: int,
                       steps: int, report: dict[str, Any]) -> None:
     print(f"\n== 1. Seconds per utterance ({steps} steps, interleaved, median of {repeats}) ==")
     print(f"{'mode':<14}{'text':<7}{'ours s':>9}{'upstr s':>9}{'ratio':>7}"
-          f"{'ours out-bb':>12}{'upstr out-bb':>13}{'same codes':>11}")
+          f"{'ours out-bb':>12}{'upstr out-bb':>13}{'same codes':>11}  layout")
     for mode, base in (("deterministic", DETERMINISTIC), ("default", DEFAULT)):
         options = DecodeOptions(**{**base.__dict__, "num_step": steps})
         for label, text in (("short", SHORT), ("long", LONG)):
@@ -225,7 +225,8 @@ def section_utterance(engine: Engine, upstream: Upstream | None, repeats: int,
             same_txt = f"{100 * min(same):.1f} %" if same else "-"
             print(f"{mode:<14}{label:<7}{o:>9.3f}{u:>9.3f}{ratio:>7.2f}"
                   f"{100 * median(ours_out):>11.1f}%{100 * median(theirs_out):>12.1f}%"
-                  f"{same_txt:>11}")
+                  f"{same_txt:>11}  {engine.last_stats.layout} {engine.last_stats.rows}x"
+                  f"{engine.last_stats.length}")
             report.setdefault("utterance", []).append({
                 "mode": mode, "text": label, "ours_s": o, "upstream_s": u, "ratio": ratio,
                 "ours_outside_backbone": median(ours_out),
@@ -411,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
           f"hidden {engine.hidden_size} | io binding {engine.decoder.runner is not None} | "
           f"buckets {bool(engine.decoder.buckets)} | load {load_s:.1f} s | warm-up "
           f"{warmed} shapes in {warm_s:.2f} s | short prompt row length "
-          f"{natural_length([prompt], args.layout)}")
+          f"{natural_length([prompt], engine.decoder.layout_for([prompt]))}")
     report.update(load_s=load_s, warm_up_s=warm_s, engine_rss_mib=engine_rss)
     sections: dict[str, Callable[[], None]] = {
         "utterance": lambda: section_utterance(engine, upstream, args.repeats, args.steps,
