@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..atomic import atomic_write
 from .model_files import ACOUSTIC_ENCODER, QUANTIZER_ENCODER, SEMANTIC_ENCODER, ModelError
 
 _LOGGER = logging.getLogger(__name__)
@@ -116,16 +115,8 @@ class VoicePrompt:
         }
         for key, value in extra.items():
             arrays[f"extra_{key}"] = np.array(str(value), dtype=np.str_)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, **arrays)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, path)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
+        with atomic_write(path) as handle:
+            np.savez(handle, **arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> VoicePrompt:

@@ -18,8 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +25,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..atomic import atomic_write
 from .voices import VoicePreset
 
 _LOGGER = logging.getLogger(__name__)
@@ -145,17 +144,9 @@ class AnchorCache:
         """Write atomically: a temp file in the same folder, then ``os.replace``."""
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.path_for(preset)
-        fd, tmp_name = tempfile.mkstemp(prefix=".anchor-", suffix=".tmp", dir=self.directory)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, codes=anchor.codes.astype(np.int64),
-                         text=np.array(anchor.text), key=np.array(self.key(preset)))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, path)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
+        with atomic_write(path) as handle:
+            np.savez(handle, codes=anchor.codes.astype(np.int64),
+                     text=np.array(anchor.text), key=np.array(self.key(preset)))
         return path
 
     def ensure_all(self, presets: list[VoicePreset], engine: Any, options: Any = None,

@@ -34,6 +34,7 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from wyoming_omnivoice.atomic import atomic_write
 from wyoming_omnivoice.engine.model_files import (
     CAUSAL_DECODER_NAMES,
     CLONING_FILES,
@@ -268,15 +269,8 @@ class _VerifiedRecord:
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    with atomic_write(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def _file_is_valid(model_dir: Path, entry: ManifestFile, record: _VerifiedRecord) -> bool:
