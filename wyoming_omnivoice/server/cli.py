@@ -282,14 +282,11 @@ def prepare_voices(engine: Any, catalog: VoiceCatalog, args: argparse.Namespace,
 def warm_up(engine: Any, catalog: VoiceCatalog, default: VoicePreset,
             make_request: Callable[[VoicePreset, str], Any], options: Any) -> None:
     """Make the first request as fast as the next: sessions, shapes, normaliser imports."""
-    if hasattr(engine, "warm_up"):
-        engine.warm_up()
-    try:
-        from wyoming_omnivoice.engine.normalize import normalize_text
-    except ImportError:
-        normalize_text = None
-    if normalize_text is not None:
-        for language in sorted({lang for preset in catalog for lang in preset.languages}):
+    from wyoming_omnivoice.engine.normalize import normalize_text, supports_language
+
+    engine.warm_up()
+    for language in sorted({lang for preset in catalog for lang in preset.languages}):
+        if supports_language(language):
             normalize_text("It is 21.5 degrees at 10:30.", language)
     try:
         engine.synthesize_batch([make_request(default, WARMUP_TEXT)], options=options)
@@ -320,18 +317,22 @@ def _load_clone_prompt(engine: Any, preset: VoicePreset, data_dir: Path) -> Any:
 
 def make_request_factory(assets: VoiceAssets, normalize_default: bool
                          ) -> Callable[[VoicePreset, str], Any]:
-    """Build engine requests for (voice, text): language, normalisation, reference."""
-    from wyoming_omnivoice import SynthesisRequest
+    """Build engine requests for (voice, text): language, normalisation, reference.
 
-    try:
-        from wyoming_omnivoice.engine.normalize import normalize_text
-    except ImportError:
-        normalize_text = None
+    Normalisation follows the voice's own switch when it has one; otherwise it is on when
+    ``--normalize-text`` is on and the language has a full rule set (others are spoken as
+    written, as upstream does by default).
+    """
+    from wyoming_omnivoice import SynthesisRequest
+    from wyoming_omnivoice.engine.normalize import normalize_text, supports_language
 
     def make_request(voice: VoicePreset, text: str) -> Any:
         language = voice.language_for(text)
-        normalize = normalize_default if voice.normalize_text is None else voice.normalize_text
-        if normalize and normalize_text is not None:
+        if voice.normalize_text is not None:
+            normalize = voice.normalize_text
+        else:
+            normalize = normalize_default and supports_language(language)
+        if normalize:
             text = normalize_text(text, language)
         reference: dict[str, Any] = {}
         prompt = assets.prompts.get(voice.name)
