@@ -8,10 +8,12 @@
 #
 # Device calls (each carries at most 64 MiB; parts already there are kept between calls):
 #   1. run(command="bash benchmarks/gpu_check.sh probe")
-#   2..7. only when probe says onnxruntime has no CUDA provider: one part per call,
+#   2..8. only when probe says onnxruntime has no CUDA provider: one part per call, back to
+#      back (a machine idle for about 30 s is handed back and the parts with it),
 #      run(command="bash benchmarks/gpu_check.sh stage",
 #          carry=["local/gpu-wheels/wheels.tar.part-aa", "local/gpu-wheels/SHA256SUMS"]), ...
-#   8. run(command="bash benchmarks/gpu_check.sh run", timeout_s=540)
+#   9. run(command="bash benchmarks/gpu_check.sh run", timeout_s=600); a rerun on the still
+#      warm machine reuses the model and fp16 graph under /tmp and takes about 5 minutes.
 # `run` writes $OUT/gpu_report.txt (everything printed) and $OUT/*.json, and keeps to
 # about 8 minutes: each step has its own time limit and a failed step does not stop the rest.
 set -uo pipefail
@@ -101,22 +103,22 @@ case "$MODE" in
       MODEL="${GPU_MODEL_DIR:-/tmp/ov-dry-random}"
     fi
     [ -f "$MODEL/llm_backbone_fp32.onnx" ] || \
-      step 150 "build random model ($LAYERS layers)" "$PY" benchmarks/random_model.py \
+      step 120 "build random model ($LAYERS layers)" "$PY" benchmarks/random_model.py \
         --out "$MODEL" --layers "$LAYERS" --text-vocab "$VOCAB"
     [ -f "$MODEL/llm_backbone_fp16.onnx" ] || \
-      step 120 "fp16 conversion" "$PY" -m wyoming_omnivoice.convert --fp16 "$MODEL" --no-verify
-    step 150 "correctness: $DEVICE fp32/fp16 vs CPU fp32" "$PY" benchmarks/gpu_correctness.py \
+      step 100 "fp16 conversion" "$PY" -m wyoming_omnivoice.convert --fp16 "$MODEL" --no-verify
+    step 120 "correctness: $DEVICE fp32/fp16 vs CPU fp32" "$PY" benchmarks/gpu_correctness.py \
       "$MODEL" --device "$DEVICE" --steps 16 --json "$OUT/correctness.json"
     BENCH=("$PY" benchmarks/bench_engine.py --model-dir "$MODEL" --device "$DEVICE"
            --no-upstream --steps "$STEPS" --repeats 3 --lengths "$LENGTHS"
            --batches "$BATCHES" --concurrency 1,4,8)
     step 90 "bench fp32" "${BENCH[@]}" --precision fp32 --sections backbone,utterance \
       --json "$OUT/bench_fp32.json"
-    step 120 "bench fp16" "${BENCH[@]}" --precision fp16 --soak "$SOAK" --json "$OUT/bench_fp16.json"
+    step 100 "bench fp16" "${BENCH[@]}" --precision fp16 --soak "$SOAK" --json "$OUT/bench_fp16.json"
     if [ "$DEVICE" = cuda ]; then
-      step 90 "bench fp16 + CUDA graphs" "${BENCH[@]}" --precision fp16 --cuda-graph \
+      step 80 "bench fp16 + CUDA graphs" "${BENCH[@]}" --precision fp16 --cuda-graph \
         --sections backbone,first_audio,throughput --soak "$SOAK" --json "$OUT/bench_fp16_graph.json"
-      step 60 "bench fp16, steps 16" "${BENCH[@]}" --precision fp16 --steps 16 \
+      step 50 "bench fp16, steps 16" "${BENCH[@]}" --precision fp16 --steps 16 \
         --sections first_audio,throughput --json "$OUT/bench_fp16_16.json"
     fi
     log "done; report in $REPORT"

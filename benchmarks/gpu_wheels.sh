@@ -3,7 +3,7 @@
 #
 #   bash benchmarks/gpu_wheels.sh [PYTHON_VERSION]     # default 3.11 (see gpu_check.sh probe)
 #
-# Writes local/gpu-wheels/wheels.tar.part-aa, -ab, ... (< 60 MB each; local/ is git-ignored)
+# Writes local/gpu-wheels/wheels.tar.part-aa, -ab, ... (45 MiB each by default, PART_SIZE=..; local/ is git-ignored)
 # and local/gpu-wheels/SHA256SUMS. onnxruntime-gpu alone is ~255 MB, more than one call
 # carries (64 MiB), so gpu_check.sh reassembles the parts on the device machine, checks the
 # sums and installs offline. Carry one part per call (carry=["local/gpu-wheels/wheels.tar.part-aa",
@@ -24,7 +24,7 @@ for platform in "$PLATFORM" manylinux2014_x86_64 manylinux_2_17_x86_64 linux_x86
     "${PACKAGES[@]}" && break
 done
 rm -f "$OUT"/wheels.tar.part-*
-tar -C "$DL" -cf - . | split -b 55m - "$OUT/wheels.tar.part-"
+tar -C "$DL" -cf - . | split -b "${PART_SIZE:-45m}" - "$OUT/wheels.tar.part-"
 (cd "$OUT" && sha256sum wheels.tar.part-* > SHA256SUMS)
 echo "python $PYVER wheels:"; ls -la "$DL"
 echo "parts:"; ls -la "$OUT"/wheels.tar.part-* "$OUT/SHA256SUMS"
