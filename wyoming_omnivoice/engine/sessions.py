@@ -105,6 +105,9 @@ def session_options(*, threads: int | None = None) -> Any:
     # steal the cores of the next one (measured: a 135 ms forward took ~200 ms).
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    # Every request has its own sequence length. A memory pattern is planned and kept per
+    # input shape, so with free-form text they pile up for the life of the server.
+    options.enable_mem_pattern = False
     if threads:
         options.intra_op_num_threads = threads
     options.log_severity_level = 3
