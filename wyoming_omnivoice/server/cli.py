@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,9 @@ _LOGGER = logging.getLogger("wyoming_omnivoice")
 DEFAULT_URI = "tcp://0.0.0.0:10200"
 DEFAULT_VOICE = "en-female-young"
 WARMUP_TEXT = "Ready."
+#: A reply-sized sentence (about Home Assistant's 60-character one-shot limit) for the
+#: batch warm-up.
+BURST_WARMUP_TEXT = "The living room lights are on and it is warm and cozy inside."
 WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
 
 
@@ -280,8 +283,15 @@ def prepare_voices(engine: Any, catalog: VoiceCatalog, args: argparse.Namespace,
 
 
 def warm_up(engine: Any, catalog: VoiceCatalog, default: VoicePreset,
-            make_request: Callable[[VoicePreset, str], Any], options: Any) -> None:
-    """Make the first request as fast as the next: sessions, shapes, normaliser imports."""
+            make_request: Callable[[VoicePreset, str], Any], options: Any,
+            max_batch: int = 1) -> None:
+    """Make the first request as fast as the next: sessions, shapes, normaliser imports.
+
+    Besides one full synthesis, one forward of a full batch (``max_batch`` reply-sized
+    requests) runs, so the allocations a burst of concurrent requests needs are made at
+    startup: the first burst is not slowed by them and resident memory stays flat after
+    "ready" instead of stepping up at the first busy moment.
+    """
     from wyoming_omnivoice.engine.normalize import normalize_text, supports_language
 
     engine.warm_up()
@@ -290,6 +300,10 @@ def warm_up(engine: Any, catalog: VoiceCatalog, default: VoicePreset,
             normalize_text("It is 21.5 degrees at 10:30.", language)
     try:
         engine.synthesize_batch([make_request(default, WARMUP_TEXT)], options=options)
+        if max_batch > 1:
+            one_step = replace(options, num_step=1) if options is not None else None
+            burst = [make_request(default, BURST_WARMUP_TEXT)] * max_batch
+            engine.generate_codes_batch(burst, options=one_step)
     except ValueError as err:
         raise StartupError(f"Warm-up synthesis with voice {default.name!r} failed: {err}"
                            ) from None
@@ -516,7 +530,7 @@ def start(args: argparse.Namespace) -> int:
     default = catalog.get(args.voice)
     if default is None:  # validated in load_catalog
         raise StartupError(f"--voice {args.voice!r} is not a known voice")
-    warm_up(engine, catalog, default, make_request, options)
+    warm_up(engine, catalog, default, make_request, options, max_batch=args.max_batch_size)
     _LOGGER.info("Model loaded on %s and warmed up", engine.device.upper())
 
     limiter = RequestLimiter(args.max_concurrent)
