@@ -5,6 +5,7 @@ Runs the real engine on the tiny model; the reference recordings are generated h
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from pathlib import Path
@@ -345,4 +346,29 @@ async def test_folder_voice_end_to_end_through_the_server(
     restarted = server_factory(data_dir=data_dir)
     assert "Encoded cloned voice" not in restarted.log
     events = await synthesize(restarted.uri, "Noch einmal.", voice="bob")
+    assert types_of(events)[-1] == "audio-stop" and len(pcm_bytes(events)) > 0
+
+
+async def test_voice_folder_added_while_running_is_picked_up_on_describe(
+    tmp_path: Path, server_factory: Any
+) -> None:
+    data_dir = tmp_path / "data"
+    make_voice(data_dir, "bob", transcript="Hallo, ich bin Bob",
+               meta="language: de\n", seconds=3.0)
+    server = server_factory(data_dir=data_dir)
+    first = await describe(server.uri)
+    assert "carol" not in {v.name for p in first.tts for v in p.voices}
+
+    make_voice(data_dir, "carol", transcript="Hello, I am Carol.", seconds=3.0)
+    make_voice(data_dir, "dave", transcript=None)  # broken: skipped, the others unaffected
+    names: set[str] = set()
+    for _ in range(60):  # scans run in the background, at most one every 5 s
+        await asyncio.sleep(0.5)
+        info = await describe(server.uri)
+        names = {v.name for p in info.tts for v in p.voices}
+        if "carol" in names:
+            break
+    assert "carol" in names and "bob" in names and "dave" not in names
+    assert "New cloned voice 'carol' picked up" in server.log
+    events = await synthesize(server.uri, "Good morning.", voice="carol")
     assert types_of(events)[-1] == "audio-stop" and len(pcm_bytes(events)) > 0

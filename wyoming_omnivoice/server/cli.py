@@ -26,6 +26,7 @@ from wyoming_omnivoice import __version__
 
 from .anchors import Anchor, AnchorCache
 from .handler import OmniVoiceEventHandler, RequestLimiter, ServerContext
+from .voice_watch import FolderVoiceWatcher, NewVoice
 from .voices import VoiceCatalog, VoiceConfigError, VoicePreset, build_catalog
 from .worker import InferenceWorker
 
@@ -202,6 +203,31 @@ def load_catalog(args: argparse.Namespace) -> VoiceCatalog:
             f"--voice {args.voice!r} is not a known voice. Available: {', '.join(catalog.names)}"
         )
     return catalog
+
+
+def folder_voice_watcher(engine: Any, args: argparse.Namespace, context: ServerContext,
+                         assets: VoiceAssets) -> FolderVoiceWatcher:
+    """Adds voice folders created under <data-dir>/voices while the server runs."""
+    from . import cloned_voices
+
+    def to_preset(spec: Any) -> VoicePreset:
+        try:
+            return _preset_from_spec(spec)
+        except StartupError as err:
+            raise ValueError(str(err)) from None
+
+    def add(found: list[NewVoice]) -> None:  # on the event loop
+        for voice in found:
+            assets.prompts[voice.preset.name] = voice.prompt
+        context.catalog = context.catalog.merged(voice.preset for voice in found)
+
+    return FolderVoiceWatcher(
+        cloned_voices.voices_dir(args.data_dir),
+        discover=lambda: cloned_voices.discover_cloned_voices(args.data_dir),
+        to_preset=to_preset,
+        load_prompt=lambda preset: _load_clone_prompt(engine, preset, args.data_dir),
+        on_found=add,
+    )
 
 
 def _preset_from_spec(spec: Any) -> VoicePreset:
@@ -546,11 +572,14 @@ def start(args: argparse.Namespace) -> int:
         streaming=not args.no_streaming, read_timeout=args.read_timeout,
         write_timeout=args.write_timeout,
     )
+    watcher = folder_voice_watcher(engine, args, context, assets)
+    context.on_describe = lambda: watcher.poll(set(context.catalog.names))
     worker.start()
     code = 1
     try:
         code = asyncio.run(serve(args, context, worker))
     finally:
+        watcher.close()
         worker.stop(timeout=10.0)
         if worker.thread_running:
             # A long decode is still inside onnxruntime: normal interpreter shutdown would

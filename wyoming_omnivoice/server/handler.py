@@ -121,6 +121,17 @@ class ServerContext:
     draining: bool = False
     #: Live connection handlers (for a graceful shutdown).
     handlers: set[Any] = field(default_factory=set)
+    #: Called on every describe (non-blocking): picks up voice folders added meanwhile.
+    on_describe: Callable[[], None] | None = None
+
+    def voices_changed_hook(self) -> None:
+        """Run ``on_describe``; a failure there is logged, never breaks describe."""
+        if self.on_describe is None:
+            return
+        try:
+            self.on_describe()
+        except Exception:
+            _LOGGER.exception("Looking for new voices failed")
 
     def info(self) -> Info:
         from .info import build_info
@@ -368,6 +379,7 @@ class OmniVoiceEventHandler(AsyncEventHandler):
                                                                     "invalid-event"))])
                 return True
             if Describe.is_type(event.type):
+                self.ctx.voices_changed_hook()
                 if self._queue.empty():
                     await self.write_event(self.ctx.info().event())
                 else:  # answers queued before it (an error, say) go first
