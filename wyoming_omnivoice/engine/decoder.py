@@ -214,14 +214,6 @@ class _Batch:
         for rows, cols in self._dst:
             self.ids[rows, :, cols] = values
 
-    def put_tokens(self, i: int, tokens: np.ndarray) -> None:
-        """Write item ``i``'s current target tokens ``[8, T_i]`` into both copies."""
-        t_len = self.t_lens[i]
-        row, start = self.cond_slot[i]
-        self.ids[row, :, start:start + t_len] = tokens
-        row, start = self.uncond_slot[i]
-        self.ids[row, :, start:start + t_len] = tokens
-
 
 class _PlainStep:
     """The numpy path: each graph's outputs come back to the host as numpy arrays."""
