@@ -179,21 +179,12 @@ def validate_args(args: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------- voices
 
 
-def _cloned_voices_module() -> Any:
-    try:
-        from . import cloned_voices
-    except ImportError:
-        return None
-    return cloned_voices
-
-
 def load_catalog(args: argparse.Namespace) -> VoiceCatalog:
     """Built-in presets, folder voices under <data-dir>/voices, then --voices-file."""
-    extra: list[VoicePreset] = []
-    module = _cloned_voices_module()
-    if module is not None:
-        for spec in module.discover_cloned_voices(args.data_dir):
-            extra.append(_preset_from_spec(spec))
+    from . import cloned_voices
+
+    extra = [_preset_from_spec(spec)
+             for spec in cloned_voices.discover_cloned_voices(args.data_dir)]
     try:
         catalog = build_catalog(args.voices_file, extra=extra)
     except VoiceConfigError as err:
@@ -336,23 +327,16 @@ def warm_up(engine: Any, catalog: VoiceCatalog, default: VoicePreset,
 
 
 def _load_clone_prompt(engine: Any, preset: VoicePreset, data_dir: Path) -> Any:
-    module = _cloned_voices_module()
-    cache_dir = data_dir / "cache" / "clone_prompts"
-    spec = preset.clone_spec
-    if module is not None:
-        if spec is None:
-            spec = module.ClonedVoiceSpec(
-                name=preset.name, audio_path=preset.reference_audio,
-                transcript=preset.reference_text, language=preset.language,
-                description=preset.description,
-            )
-        return module.load_clone_prompt(engine, spec, cache_dir)
-    import soundfile
+    from . import cloned_voices
 
-    if preset.reference_audio is None or not preset.reference_text:
-        raise ValueError("a cloned voice needs reference_audio and reference_text")
-    wav, rate = soundfile.read(str(preset.reference_audio), dtype="float32", always_2d=False)
-    return engine.encode_reference(wav, rate, preset.reference_text)
+    spec = preset.clone_spec
+    if spec is None:
+        spec = cloned_voices.ClonedVoiceSpec(
+            name=preset.name, audio_path=preset.reference_audio,
+            transcript=preset.reference_text, language=preset.language,
+            description=preset.description,
+        )
+    return cloned_voices.load_clone_prompt(engine, spec, data_dir / "cache" / "clone_prompts")
 
 
 def make_request_factory(assets: VoiceAssets, normalize_default: bool
