@@ -247,17 +247,12 @@ def _preset_from_spec(spec: Any) -> VoicePreset:
 def resolve_model_dir(args: argparse.Namespace, include_cloning: bool) -> Path:
     from wyoming_omnivoice.engine.model_files import ModelError
 
-    try:
-        from . import download
-    except ImportError:  # packaging module not present: use the folder as is
-        download = None
+    from . import download
+
     try:
         if args.model_dir is not None:
-            if download is not None:
-                download.check_model_dir(args.model_dir, include_cloning=include_cloning)
+            download.check_model_dir(args.model_dir, include_cloning=include_cloning)
             return args.model_dir
-        if download is None:
-            raise StartupError("No --model-dir given and model download is unavailable")
         return download.ensure_model(args.data_dir, include_cloning=include_cloning,
                                      manifest=args.manifest)
     except ModelError as err:
