@@ -72,6 +72,11 @@ def rss_mib() -> float:
     return float("nan")
 
 
+def grid_text(engine: Engine) -> str:
+    """The backbone input shapes of the last decode, e.g. ``1x420+1x317``."""
+    return "+".join(f"{rows}x{length}" for rows, length in engine.last_stats.grids)
+
+
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -225,8 +230,7 @@ def section_utterance(engine: Engine, upstream: Upstream | None, repeats: int,
             same_txt = f"{100 * min(same):.1f} %" if same else "-"
             print(f"{mode:<14}{label:<7}{o:>9.3f}{u:>9.3f}{ratio:>7.2f}"
                   f"{100 * median(ours_out):>11.1f}%{100 * median(theirs_out):>12.1f}%"
-                  f"{same_txt:>11}  {engine.last_stats.layout} {engine.last_stats.rows}x"
-                  f"{engine.last_stats.length}")
+                  f"{same_txt:>11}  {engine.last_stats.layout} {grid_text(engine)}")
             report.setdefault("utterance", []).append({
                 "mode": mode, "text": label, "ours_s": o, "upstream_s": u, "ratio": ratio,
                 "ours_outside_backbone": median(ours_out),
@@ -317,7 +321,7 @@ def section_throughput(engine: Engine, upstream: Upstream | None, sizes: list[in
         start = time.perf_counter()
         audios = engine.synthesize_batch(requests, options=options)
         took = time.perf_counter() - start
-        shape = f"{engine.last_stats.rows}x{engine.last_stats.length}"
+        shape = grid_text(engine)
         seconds = sum(a.size for a in audios) / engine.sample_rate
         u = float("nan")
         if upstream is not None:
@@ -364,7 +368,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="use this model directory instead of building a preset")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--precision", choices=("fp32", "fp16"), default="fp32")
-    parser.add_argument("--layout", choices=("auto", "packed", "rows"), default="auto")
+    parser.add_argument("--layout", choices=("auto", "packed", "rows", "split"), default="auto")
     parser.add_argument("--io-binding", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--buckets", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--cuda-graph", action="store_true")

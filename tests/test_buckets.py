@@ -89,6 +89,12 @@ def test_auto_layout_picks_the_cheaper_exact_layout() -> None:
     long = engine.prompts.build("Lights on.", num_target=1500, language=None, instruct=None)
     assert choose_layout([short]) == "packed"
     assert choose_layout([long]) == "rows"  # one 3000-position row costs more attention
+    # Without IO binding (CPU) the candidates are packed and split: split for long targets,
+    # packed where a second backbone call per step costs more than the attention it saves.
+    assert engine.decoder.layout_for([short]) == "packed"
+    assert engine.decoder.layout_for([long]) == "split"
+    bound = Engine.load(TINY, device="cpu", io_binding=True)
+    assert bound.decoder.layout_for([long]) == "rows"
 
 
 @pytest.mark.parametrize("frames", [30, 1400])
@@ -98,5 +104,29 @@ def test_auto_layout_decodes_like_packed(frames: int) -> None:
     options = DecodeOptions(num_step=4, position_temperature=0.0)
     a = auto.generate_codes("Good evening.", num_frames=frames, options=options)
     b = packed.generate_codes("Good evening.", num_frames=frames, options=options)
-    assert auto.last_stats.layout == ("packed" if frames == 30 else "rows")
+    assert auto.last_stats.layout == ("packed" if frames == 30 else "split")
     np.testing.assert_array_equal(a, b)
+
+
+def test_split_layout_grids_and_buckets_are_exact() -> None:
+    """Split runs the conditional rows and the unconditional rows as two backbone inputs,
+    each padded to its own bucket when buckets are on; the codes do not change."""
+    plain = Engine.load(TINY, device="cpu", layout="split")
+    bucketed = Engine.load(TINY, device="cpu", layout="split", buckets=True)
+    for options in (DETERMINISTIC, DecodeOptions(num_step=10)):
+        expected = plain.generate_codes_batch(REQUESTS, options=options, seed=5)
+        got = bucketed.generate_codes_batch(REQUESTS, options=options, seed=5)
+        for a, b in zip(expected, got, strict=True):
+            np.testing.assert_array_equal(a, b)
+    (cond, uncond) = plain.last_stats.grids
+    assert cond[0] == uncond[0] == len(REQUESTS)
+    assert uncond[1] < cond[1]  # the unconditional rows hold only the target frames
+    bucket_grids = bucketed.last_stats.grids
+    assert all(length in BUCKETS for _, length in bucket_grids)
+    assert [length for _, length in bucket_grids] != [length for _, length in
+                                                      plain.last_stats.grids]
+
+
+def test_split_layout_refuses_io_binding() -> None:
+    with pytest.raises(ValueError, match="split"):
+        Engine.load(TINY, device="cpu", layout="split", io_binding=True)

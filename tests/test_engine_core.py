@@ -22,11 +22,6 @@ def engine() -> Engine:
     return Engine.load(TINY, device="cpu")
 
 
-@pytest.fixture(scope="module")
-def rows_engine() -> Engine:
-    return Engine.load(TINY, device="cpu", layout="rows")
-
-
 def copy_model(tmp_path: Path) -> Path:
     target = tmp_path / "model"
     shutil.copytree(TINY, target)
@@ -137,15 +132,21 @@ def test_batch_equals_singles(engine: Engine, options: DecodeOptions) -> None:
         np.testing.assert_array_equal(batch[index], single)
 
 
-def test_rows_layout_equals_packed_layout(engine: Engine, rows_engine: Engine) -> None:
+@pytest.mark.parametrize("layout", ["rows", "split"])
+def test_every_layout_equals_packed_layout(layout: str) -> None:
+    packed_engine = Engine.load(TINY, device="cpu", layout="packed")
+    other = Engine.load(TINY, device="cpu", layout=layout)
     for request in BATCH_REQUESTS:
-        packed = engine.generate_codes(**request, options=DETERMINISTIC)
-        rows = rows_engine.generate_codes(**request, options=DETERMINISTIC)
-        np.testing.assert_array_equal(packed, rows)
-    batch_rows = rows_engine.generate_codes_batch(BATCH_REQUESTS, options=DETERMINISTIC)
-    batch_packed = engine.generate_codes_batch(BATCH_REQUESTS, options=DETERMINISTIC)
-    for a, b in zip(batch_rows, batch_packed, strict=True):
-        np.testing.assert_array_equal(a, b)
+        packed = packed_engine.generate_codes(**request, options=DETERMINISTIC)
+        got = other.generate_codes(**request, options=DETERMINISTIC)
+        np.testing.assert_array_equal(packed, got)
+    for options in (DETERMINISTIC, DecodeOptions()):
+        batch_other = other.generate_codes_batch(BATCH_REQUESTS, options=options, seed=3)
+        batch_packed = packed_engine.generate_codes_batch(BATCH_REQUESTS, options=options,
+                                                          seed=3)
+        assert other.last_stats.layout == layout
+        for a, b in zip(batch_other, batch_packed, strict=True):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_fp16_output_graphs_agree_closely() -> None:

@@ -26,7 +26,7 @@ def case_id(case: dict[str, Any]) -> str:
     return f"{case['name']}-config{case['config']}"
 
 
-@pytest.fixture(scope="module", params=["packed", "rows"])
+@pytest.fixture(scope="module", params=["packed", "rows", "split"])
 def engine(request: pytest.FixtureRequest) -> Engine:
     return Engine.load(TINY, device="cpu", layout=request.param)
 

@@ -222,7 +222,9 @@ async def test_concurrent_clients_are_all_served(tiny_server: ServerProcess) -> 
 async def test_client_disconnecting_mid_stream_does_not_affect_others(
     tiny_server: ServerProcess,
 ) -> None:
-    sentences = [f"Sentence {i} of a reply nobody will hear. " for i in range(12)]
+    # Far more sentences than one batch holds, and more audio than the socket buffers: the
+    # server cannot have finished them all by the time it notices the disconnect.
+    sentences = [f"Sentence {i} of a reply nobody will hear. " for i in range(60)]
     client = AsyncClient.from_uri(tiny_server.uri)
     await client.connect()
     await client.write_event(SynthesizeStart().event())

@@ -11,7 +11,7 @@ Each step runs three graphs on the whole batch:
 Host work per step is ``O(8 T)``: position scores, Gumbel noise from each item's own
 ``numpy.random.Generator``, top-k and the token update.
 
-Two row layouts are exact to upstream:
+Three row layouts are exact to upstream:
 
 * ``"rows"``: upstream's layout, ``2B`` rows (conditional rows, then unconditional rows that
   hold only the target frames), right-padded, ``[2B, 1, L, L]`` boolean mask with a diagonal
@@ -19,7 +19,13 @@ Two row layouts are exact to upstream:
 * ``"packed"``: each item's unconditional target frames follow its conditional sequence in
   the same row with a block-diagonal mask. Attention inside each block only sees relative
   positions, so rotary attention gives the same result while the backbone processes
-  ``S + T`` instead of ``2 S`` positions per item.
+  ``S + T`` instead of ``2 S`` positions per item;
+* ``"split"``: the conditional rows (length ``S``) and the unconditional rows (length ``T``)
+  are two grids, each run through the embeddings and the backbone on its own. Same ``S + T``
+  positions as packed, but attention costs ``S^2 + T^2`` instead of ``(S + T)^2``: cheaper for
+  long targets, at the price of a second call per step (CPU path only).
+
+``"auto"`` picks the cheapest under a cost model of a forward.
 """
 
 from __future__ import annotations
@@ -48,11 +54,16 @@ from .scoring import (
 )
 from .sessions import Graph
 
-LAYOUTS = ("packed", "rows", "auto")
+LAYOUTS = ("packed", "rows", "split", "auto")
 #: Row length at which a backbone forward's attention (quadratic) costs as much as its
 #: projections and MLP (linear): a forward over L positions costs about L * (1 + L / this).
 #: Measured on the real-width model (onnxruntime CPU: 1.66 ms/pos + 6.0e-4 ms/pos^2).
 ATTENTION_BREAK_EVEN = 2800
+#: What one more backbone call per step costs, in positions of a forward (session dispatch
+#: and less efficient small matrix products). Measured on the real-width model, onnxruntime
+#: CPU: split beats packed from S * T of about 20 000 (S = 160, T = 130: 0.97x; S = 420,
+#: T = 317: 0.91x) and loses below it (S = 119, T = 95: 1.12x).
+CALL_COST = 12
 #: Row-length buckets (positions). Lengths beyond the last round up to a multiple of it.
 BUCKETS = (64, 96, 128, 192, 256, 384, 512, 768, 1024)
 _BEYOND = 256
@@ -66,26 +77,34 @@ def bucket_for(length: int, buckets: tuple[int, ...] = BUCKETS) -> int:
     return -(-length // _BEYOND) * _BEYOND
 
 
-def choose_layout(prompts: list[Prompt]) -> str:
-    """The cheaper exact layout for a batch under the forward cost model.
+def forward_cost(grids: list[tuple[int, int]]) -> float:
+    """Cost of one model evaluation over ``(rows, length)`` grids, in positions."""
+    return sum(rows * length * (1.0 + length / ATTENTION_BREAK_EVEN) for rows, length in grids) \
+        + CALL_COST * (len(grids) - 1)
+
+
+def choose_layout(prompts: list[Prompt], candidates: tuple[str, ...] = ("packed", "rows")) -> str:
+    """The cheapest exact layout among ``candidates`` under the forward cost model.
 
     Packing saves the prompt's text positions of the unconditional copy but makes one long
-    row; for long targets two shorter rows cost less attention than one packed row.
+    row; for long targets shorter rows cost less attention than one packed row.
     """
-    def cost(rows: int, length: int) -> float:
-        return rows * length * (1.0 + length / ATTENTION_BREAK_EVEN)
+    return min(candidates, key=lambda layout: forward_cost(grid_shapes(prompts, layout)))
 
+
+def grid_shapes(prompts: list[Prompt], layout: str) -> list[tuple[int, int]]:
+    """``(rows, length)`` of each grid of a batch before bucketing."""
     size = len(prompts)
-    packed = cost(size, natural_length(prompts, "packed"))
-    rows = cost(2 * size, natural_length(prompts, "rows"))
-    return "packed" if packed <= rows else "rows"
+    if layout == "packed":
+        return [(size, max(p.length + p.num_target for p in prompts))]
+    if layout == "rows":
+        return [(2 * size, max(p.length for p in prompts))]
+    return [(size, max(p.length for p in prompts)), (size, max(p.num_target for p in prompts))]
 
 
 def natural_length(prompts: list[Prompt], layout: str) -> int:
-    """Row length of a batch before bucketing."""
-    if layout == "packed":
-        return max(p.length + p.num_target for p in prompts)
-    return max(p.length for p in prompts)
+    """Length of the longest grid row of a batch before bucketing."""
+    return max(length for _, length in grid_shapes(prompts, layout))
 
 
 @dataclass(frozen=True)
@@ -131,6 +150,8 @@ class DecodeStats:
     rows: int = 0
     length: int = 0
     layout: str = ""
+    #: ``(rows, length)`` of each backbone input of a step.
+    grids: list[tuple[int, int]] = field(default_factory=list)
     extra: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -138,81 +159,116 @@ class DecodeStats:
         return 0.0 if self.total_s <= 0 else 1.0 - self.backbone_s / self.total_s
 
 
-class _Batch:
-    """The static layout of one batch: the token grid, mask and gather indices.
+class _Grid:
+    """One backbone input: token ids, audio mask and attention mask of ``rows x length``.
 
-    ``pad_to`` rounds the row length up (length buckets); padded positions attend only to
-    themselves and no valid position attends to them, so valid outputs are unchanged.
+    Every position starts as padding that attends only to itself (no all-False mask row,
+    no NaN); :meth:`place` marks a block of valid positions.
     """
 
-    def __init__(self, prompts: list[Prompt], layout: str, pad_to: int | None = None,
+    def __init__(self, rows: int, length: int) -> None:
+        self.rows, self.length = rows, length
+        self.ids = np.full((rows, NUM_CODEBOOKS, length), MASK_ID, dtype=np.int64)
+        self.audio_mask = np.zeros((rows, length), dtype=bool)
+        self.mask = np.zeros((rows, 1, length, length), dtype=bool)
+        diagonal = np.arange(length)
+        self.mask[:, 0, diagonal, diagonal] = True
+
+    def place(self, row: int, start: int, ids: np.ndarray, audio_mask: np.ndarray) -> None:
+        """Write one block (``ids [8, n]``) at ``start`` of ``row``; it attends to itself."""
+        stop = start + ids.shape[1]
+        self.ids[row, :, start:stop] = ids
+        self.audio_mask[row, start:stop] = audio_mask
+        self.mask[row, 0, start:stop, start:stop] = True
+
+
+class _Batch:
+    """The static layout of one batch: its grids, and where each item's target frames sit.
+
+    ``pad_to`` rounds every grid's length up (length buckets) and ``pad_rows_to`` its row
+    count; padded positions attend only to themselves and no valid position attends to
+    them, so valid outputs are unchanged.
+    """
+
+    def __init__(self, prompts: list[Prompt], layout: str,
+                 pad_to: int | tuple[int, ...] | None = None,
                  pad_rows_to: int | None = None) -> None:
         self.prompts = prompts
         self.layout = layout
         size = len(prompts)
         self.t_lens = [p.num_target for p in prompts]
         self.t_max = max(self.t_lens)
-        rows = size if layout == "packed" else 2 * size
-        length = natural_length(prompts, layout)
-        if pad_to is not None:
-            length = max(length, pad_to)
-        if pad_rows_to is not None:
-            # Extra rows are all padding (each position attends to itself only).
-            rows = max(rows, pad_rows_to)
-        self.rows, self.length = rows, length
-        self.ids = np.full((rows, NUM_CODEBOOKS, length), MASK_ID, dtype=np.int64)
-        self.audio_mask = np.zeros((rows, length), dtype=bool)
-        self.mask = np.zeros((rows, 1, length, length), dtype=bool)
-        # Where each item's target frames sit: (row, start) for the cond and uncond copies.
-        self.cond_slot: list[tuple[int, int]] = []
-        self.uncond_slot: list[tuple[int, int]] = []
-        used_per_row = [0] * rows
+        shapes = grid_shapes(prompts, layout)
+        pads = pad_to if isinstance(pad_to, tuple) else (pad_to,) * len(shapes)
+        self.grids = [
+            _Grid(max(rows, pad_rows_to or 0), max(length, pad or 0))
+            for (rows, length), pad in zip(shapes, pads, strict=True)
+        ]
+        # Where each item's target frames sit: (grid, row, start) for each copy.
+        self.cond_slot: list[tuple[int, int, int]] = []
+        self.uncond_slot: list[tuple[int, int, int]] = []
         for i, p in enumerate(prompts):
             s_len, t_len = p.length, p.num_target
             if layout == "packed":
-                cond_row = uncond_row = i
-                uncond_start = s_len
+                uncond = (0, i, s_len)
+            elif layout == "rows":
+                uncond = (0, size + i, 0)
             else:
-                cond_row, uncond_row = i, size + i
-                uncond_start = 0
-            self.ids[cond_row, :, :s_len] = p.ids
-            self.audio_mask[cond_row, :s_len] = p.audio_mask
-            self.audio_mask[uncond_row, uncond_start:uncond_start + t_len] = True
-            self.mask[cond_row, 0, :s_len, :s_len] = True
-            self.mask[uncond_row, 0, uncond_start:uncond_start + t_len,
-                      uncond_start:uncond_start + t_len] = True
-            used_per_row[cond_row] = max(used_per_row[cond_row], s_len)
-            used_per_row[uncond_row] = max(used_per_row[uncond_row], uncond_start + t_len)
-            self.cond_slot.append((cond_row, s_len - t_len))
-            self.uncond_slot.append((uncond_row, uncond_start))
-        # Padded positions attend to themselves only: no all-False mask row, no NaN.
-        for row, used in enumerate(used_per_row):
-            pad = np.arange(used, length)
-            self.mask[row, 0, pad, pad] = True
+                uncond = (1, i, 0)
+            self.grids[0].place(i, 0, p.ids, p.audio_mask)
+            grid, row, start = uncond
+            self.grids[grid].place(row, start, np.full((NUM_CODEBOOKS, t_len), MASK_ID),
+                                   np.ones(t_len, dtype=bool))
+            self.cond_slot.append((0, i, s_len - t_len))
+            self.uncond_slot.append(uncond)
+        # The scorer sees all grids' hidden states as one flat [positions, hidden] array.
+        offsets = np.cumsum([0] + [g.rows * g.length for g in self.grids])
         self.cond_index = np.zeros((size, self.t_max), dtype=np.int64)
         self.uncond_index = np.zeros((size, self.t_max), dtype=np.int64)
-        for i, t_len in enumerate(self.t_lens):
-            frames = np.arange(t_len)
-            row, start = self.cond_slot[i]
-            self.cond_index[i, :t_len] = row * length + start + frames
-            row, start = self.uncond_slot[i]
-            self.uncond_index[i, :t_len] = row * length + start + frames
-        # Where every valid target cell of every item sits in ``ids`` (both copies), so the
-        # whole batch's tokens are written with one fancy-indexed assignment per step.
+        for index, slots in ((self.cond_index, self.cond_slot),
+                             (self.uncond_index, self.uncond_slot)):
+            for i, (grid, row, start) in enumerate(slots):
+                index[i, :self.t_lens[i]] = (offsets[grid] + row * self.grids[grid].length
+                                             + start + np.arange(self.t_lens[i]))
+        # Where every valid target cell of every item sits (both copies), so the whole
+        # batch's tokens are written with one fancy-indexed assignment per copy and step.
         item = np.concatenate([np.full(t, i, dtype=np.intp) for i, t in enumerate(self.t_lens)])
         frame = np.concatenate([np.arange(t, dtype=np.intp) for t in self.t_lens])
         self._src = (item, frame)
         self._dst = []
         for slots in (self.cond_slot, self.uncond_slot):
-            slot_rows = np.array([r for r, _ in slots], dtype=np.intp)[item]
-            slot_cols = np.array([c for _, c in slots], dtype=np.intp)[item] + frame
-            self._dst.append((slot_rows, slot_cols))
+            grids = {grid for grid, _, _ in slots}
+            assert len(grids) == 1, "each copy lives in one grid"
+            slot_rows = np.array([r for _, r, _ in slots], dtype=np.intp)[item]
+            slot_cols = np.array([c for _, _, c in slots], dtype=np.intp)[item] + frame
+            self._dst.append((self.grids[grids.pop()].ids, slot_rows, slot_cols))
+
+    # The single grid of the one-grid layouts (what the IO-binding runner binds).
+    @property
+    def rows(self) -> int:
+        return self.grids[0].rows
+
+    @property
+    def length(self) -> int:
+        return self.grids[0].length
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self.grids[0].ids
+
+    @property
+    def audio_mask(self) -> np.ndarray:
+        return self.grids[0].audio_mask
+
+    @property
+    def mask(self) -> np.ndarray:
+        return self.grids[0].mask
 
     def put_all(self, tokens: np.ndarray) -> None:
         """Write the batch's current tokens ``[B, 8, T_max]`` into both copies."""
         values = tokens[self._src[0], :, self._src[1]]
-        for rows, cols in self._dst:
-            self.ids[rows, :, cols] = values
+        for ids, rows, cols in self._dst:
+            ids[rows, :, cols] = values
 
 
 class _PlainStep:
@@ -251,6 +307,9 @@ class Decoder:
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
+        if layout == "split" and runner is not None:
+            raise ValueError("layout 'split' runs two backbone calls per step and cannot use "
+                             "IO binding; use 'packed', 'rows' or 'auto'")
         self.embeddings = embeddings
         self.backbone = backbone
         self.scorer = scorer
@@ -272,45 +331,58 @@ class Decoder:
 
     def forward(self, batch: _Batch, scorer: Graph, guidance: np.ndarray,
                 use_cfg: np.ndarray, want: list[str], stats: DecodeStats) -> list[np.ndarray]:
-        """One model evaluation: embeddings -> backbone -> scoring, ``[B, 8, T]`` out."""
-        t0 = time.perf_counter()
-        (embeds,) = self.embeddings.session.run(
-            ["inputs_embeds"],
-            self.embeddings.cast_inputs({"input_ids": batch.ids, "audio_mask": batch.audio_mask}),
-        )
-        t1 = time.perf_counter()
-        (hidden,) = self.backbone.session.run(
-            ["hidden_states"],
-            self.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": batch.mask}),
-            self.backbone.run_options,
-        )
+        """One model evaluation: embeddings -> backbone per grid -> scoring, ``[B, 8, T]``."""
+        hidden_parts = []
+        for grid in batch.grids:
+            t0 = time.perf_counter()
+            (embeds,) = self.embeddings.session.run(
+                ["inputs_embeds"],
+                self.embeddings.cast_inputs({"input_ids": grid.ids,
+                                             "audio_mask": grid.audio_mask}),
+            )
+            t1 = time.perf_counter()
+            (hidden,) = self.backbone.session.run(
+                ["hidden_states"],
+                self.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": grid.mask}),
+                self.backbone.run_options,
+            )
+            stats.embed_s += t1 - t0
+            stats.backbone_s += time.perf_counter() - t1
+            hidden_parts.append(hidden)
         t2 = time.perf_counter()
+        if len(hidden_parts) > 1:
+            # One flat [positions, hidden] array; the scorer's indices address it.
+            hidden = np.concatenate([h.reshape(-1, h.shape[-1]) for h in hidden_parts])[None]
         results = scorer.run(
             {HIDDEN: hidden, COND_INDEX: batch.cond_index, UNCOND_INDEX: batch.uncond_index,
              GUIDANCE: guidance, USE_CFG: use_cfg},
             want,
         )
-        t3 = time.perf_counter()
-        stats.embed_s += t1 - t0
-        stats.backbone_s += t2 - t1
-        stats.scoring_s += t3 - t2
+        stats.scoring_s += time.perf_counter() - t2
         return results
 
     def layout_for(self, prompts: list[Prompt]) -> str:
-        """The row layout of a batch (``auto`` picks the cheaper exact one)."""
-        return choose_layout(prompts) if self.layout == "auto" else self.layout
+        """The row layout of a batch (``auto`` picks the cheapest exact one)."""
+        if self.layout != "auto":
+            return self.layout
+        # The IO-binding runner binds one grid per step.
+        return choose_layout(prompts, ("packed", "rows") if self.runner is not None
+                             else ("packed", "split"))
 
     def shape_for(self, prompts: list[Prompt], pad_to: int | None = None,
-                  layout: str | None = None) -> tuple[int | None, int | None]:
+                  layout: str | None = None) -> tuple[int | tuple[int, ...] | None, int | None]:
         """``(pad_to, pad_rows_to)`` for a batch under the decoder's bucket settings."""
         layout = layout or self.layout_for(prompts)
+        shapes = grid_shapes(prompts, layout)
+        padded: int | tuple[int, ...] | None = pad_to
         if pad_to is None and self.buckets:
-            pad_to = bucket_for(natural_length(prompts, layout), self.buckets)
+            buckets = self.buckets
+            padded = tuple(bucket_for(length, buckets) for _, length in shapes)
         pad_rows = None
         if self.row_buckets:
-            rows = len(prompts) * (1 if layout == "packed" else 2)
+            rows = max(r for r, _ in shapes)
             pad_rows = next((r for r in self.row_buckets if r >= rows), None)
-        return pad_to, pad_rows
+        return padded, pad_rows
 
     def _step(self, batch: _Batch, scorer: Graph, guidance: np.ndarray, use_cfg: np.ndarray,
               want: list[str]) -> Any:
@@ -345,6 +417,7 @@ class Decoder:
         pad_to, pad_rows = self.shape_for(prompts, pad_to, layout)
         batch = _Batch(prompts, layout, pad_to, pad_rows)
         stats.rows, stats.length, stats.layout = batch.rows, batch.length, layout
+        stats.grids = [(grid.rows, grid.length) for grid in batch.grids]
         size = len(items)
         t_max = batch.t_max
         t_lens = np.array(batch.t_lens)
