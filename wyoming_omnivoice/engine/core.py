@@ -27,6 +27,7 @@ from .decoder import (
     natural_length,
 )
 from .duration import estimate_num_frames
+from .graph_rewrite import strip_nan_guards
 from .instruct import normalize_instruct
 from .iobinding import StepRunner
 from .languages import resolve_language
@@ -427,15 +428,18 @@ def _load_backbone(path: Path, providers: ProviderChoice, threads: int | None,
     # The fused SkipSimplifiedLayerNormalization of CUDA returns zeros for large fp16
     # inputs (onnxruntime#29034); keep the fp16 backbone's RMSNorm unfused there.
     disabled = ("SkipLayerNormFusion",) if fp16 and providers.device == "cuda" else ()
+    rewritten = _backbone_without_nan_guards(path)
+    source: dict[str, Any] = {"disabled_optimizers": disabled}
+    if rewritten is not None:
+        source.update(model_bytes=rewritten, external_data_dir=path.parent)
     if cuda_graph and providers.device == "cuda":
         try:
-            backbone = Graph(path, providers, threads=threads, cuda_graph=True,
-                             disabled_optimizers=disabled)
+            backbone = Graph(path, providers, threads=threads, cuda_graph=True, **source)
         except ModelError as err:
             _LOGGER.warning("CUDA graphs unavailable for the backbone (%s); running without",
                             err)
     if backbone is None:
-        backbone = Graph(path, providers, threads=threads, disabled_optimizers=disabled)
+        backbone = Graph(path, providers, threads=threads, **source)
     if any(name.startswith("past_key_values") for name in backbone.inputs):
         raise ModelError(
             f"{path} is a causal decoder with a KV cache (onnx-community llm_decoder.onnx); "
@@ -451,6 +455,25 @@ def _load_backbone(path: Path, providers: ProviderChoice, threads: int | None,
             "bidirectional OmniVoice backbone."
         )
     return backbone
+
+
+def _backbone_without_nan_guards(path: Path) -> bytes | None:
+    """The backbone graph with its softmax NaN guards removed, or None to load the file.
+
+    See :mod:`.graph_rewrite`: exact, because no attention row is ever fully masked. A graph
+    that cannot be parsed here is left to onnxruntime, whose error names the file.
+    """
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as err:  # truncated or not ONNX: Graph() reports it
+        _LOGGER.debug("Backbone rewrite skipped, %s did not parse: %s", path, err)
+        return None
+    removed = strip_nan_guards(model)
+    if not removed:
+        return None
+    _LOGGER.debug("Backbone: removed %d softmax NaN guards (no mask row is ever empty)",
+                  removed)
+    return model.SerializeToString()
 
 
 def _hidden_size(backbone: Graph, embeddings: Graph) -> int:

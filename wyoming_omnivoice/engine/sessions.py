@@ -141,7 +141,10 @@ class Graph:
         threads: int | None = None,
         cuda_graph: bool = False,
         disabled_optimizers: Sequence[str] = (),
+        external_data_dir: Path | None = None,
     ) -> None:
+        """``model_bytes`` replaces the file's graph (``path`` still names it in errors);
+        ``external_data_dir`` is where such a graph's external weights lie."""
         ort = import_onnxruntime()
         self.path = path
         self.label = label or path.name
@@ -161,10 +164,13 @@ class Graph:
         extra: dict[str, Any] = {}
         if disabled_optimizers:
             extra["disabled_optimizers"] = list(disabled_optimizers)
+        options = session_options(threads=threads)
+        if external_data_dir is not None:
+            options.add_session_config_entry(
+                "session.model_external_initializers_file_folder_path", str(external_data_dir))
         try:
             self.session = ort.InferenceSession(
-                source, sess_options=session_options(threads=threads),
-                providers=provider_list, **extra,
+                source, sess_options=options, providers=provider_list, **extra,
             )
         except Exception as err:
             raise ModelError(
