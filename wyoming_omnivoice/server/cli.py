@@ -105,6 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--write-timeout", type=float, default=30.0,
                         help="seconds a client may go without reading the audio sent to it "
                              "before it is disconnected (default: %(default)s)")
+    parser.add_argument("--idle-timeout", type=float, default=300.0,
+                        help="seconds a connection with nothing in progress may stay silent "
+                             "before it is closed; 0 keeps idle connections open (default: "
+                             "%(default)s)")
+    parser.add_argument("--max-connections", type=int, default=64,
+                        help="most client connections open at once; more are refused with "
+                             "an error event (default: %(default)s)")
     parser.add_argument("--shutdown-timeout", type=float, default=8.0,
                         help="on SIGTERM/SIGINT, seconds to let requests in progress finish "
                              "before exiting (default: %(default)s)")
@@ -154,6 +161,10 @@ def validate_args(args: argparse.Namespace) -> None:
         (0.1 <= args.read_timeout <= 3600, f"--read-timeout {args.read_timeout}: use 0.1 to 3600"),
         (0.1 <= args.write_timeout <= 3600,
          f"--write-timeout {args.write_timeout}: use 0.1 to 3600"),
+        (0.0 <= args.idle_timeout <= 86400,
+         f"--idle-timeout {args.idle_timeout}: use 0 (never) to 86400"),
+        (1 <= args.max_connections <= 10000,
+         f"--max-connections {args.max_connections}: use 1 to 10000"),
         (0.0 <= args.shutdown_timeout <= 3600,
          f"--shutdown-timeout {args.shutdown_timeout}: use 0 to 3600"),
     ]
@@ -549,7 +560,8 @@ def start(args: argparse.Namespace) -> int:
         sample_rate=engine.sample_rate, make_request=make_request,
         samples_per_chunk=args.samples_per_chunk, max_text_length=args.max_text_length,
         streaming=not args.no_streaming, read_timeout=args.read_timeout,
-        write_timeout=args.write_timeout,
+        write_timeout=args.write_timeout, idle_timeout=args.idle_timeout,
+        max_connections=args.max_connections,
     )
     watcher = folder_voice_watcher(engine, args, context, assets)
     context.on_describe = lambda: watcher.poll(set(context.catalog.names))

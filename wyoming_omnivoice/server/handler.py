@@ -57,7 +57,7 @@ from wyoming.tts import (
 from .sentences import SentenceSplitter, split_sentences
 from .text_cleanup import clean_text, has_speech
 from .voices import VoiceCatalog, VoicePreset
-from .wire import DEFAULT_FRAME_TIMEOUT_S, WireError, check_fields, read_frame
+from .wire import DEFAULT_FRAME_TIMEOUT_S, IdleTimeout, WireError, check_fields, read_frame
 from .worker import BusyError, InferenceWorker, WorkerStoppedError
 
 _LOGGER = logging.getLogger(__name__)
@@ -117,6 +117,11 @@ class ServerContext:
     read_timeout: float = DEFAULT_FRAME_TIMEOUT_S
     #: A client that accepts no output for this many seconds is dropped (--write-timeout).
     write_timeout: float = 30.0
+    #: A connection with nothing in progress that sends nothing for this many seconds is
+    #: closed (--idle-timeout; 0: never).
+    idle_timeout: float = 300.0
+    #: Most connections open at once (--max-connections); more are refused with an error.
+    max_connections: int = 64
     #: Set on SIGTERM/SIGINT: in-flight requests finish, new ones are refused.
     draining: bool = False
     #: Live connection handlers (for a graceful shutdown).
@@ -294,6 +299,8 @@ class OmniVoiceEventHandler(AsyncEventHandler):
         self._stream: _Stream | None = None
         self._closed = False
         self._dropped = False
+        #: The sender is writing an item (audio or control events) right now.
+        self._sending = False
         _bound_send_buffer(writer)
 
     # ---- connection ------------------------------------------------------------------
@@ -305,11 +312,19 @@ class OmniVoiceEventHandler(AsyncEventHandler):
         half a frame); see :mod:`.wire`.
         """
         self._is_running = True
+        if len(self.ctx.handlers) >= self.ctx.max_connections:
+            await self._refuse()
+            return
         self.ctx.handlers.add(self)
         try:
             while self._is_running and not self._closed:
                 try:
-                    event = await read_frame(self.reader, frame_timeout=self.ctx.read_timeout)
+                    event = await read_frame(self.reader, frame_timeout=self.ctx.read_timeout,
+                                             idle_timeout=self.ctx.idle_timeout,
+                                             busy=self._busy)
+                except IdleTimeout as err:
+                    _LOGGER.debug("Closing an idle connection: %s", err)
+                    break
                 except WireError as err:
                     await self._on_wire_error(err)
                     if err.fatal:
@@ -326,6 +341,28 @@ class OmniVoiceEventHandler(AsyncEventHandler):
             self.ctx.handlers.discard(self)
             await self.disconnect()
             await self._close_writer()
+
+    def _busy(self) -> bool:
+        """Whether this connection has work in progress (audio being made or sent).
+
+        An open stream alone does not count: a client that opens one and then says nothing
+        for the whole idle timeout is gone (its concurrency slot is freed)."""
+        streamed = self._stream.request if self._stream is not None else None
+        return (self._sending or not self._queue.empty()
+                or any(not task.done() for task in self._tasks)
+                or any(request is not streamed for request in self._requests))
+
+    async def _refuse(self) -> None:
+        """Over --max-connections: say so and close, without touching the others."""
+        _LOGGER.warning("Refusing a connection: %d already open (--max-connections)",
+                        self.ctx.max_connections)
+        with contextlib.suppress(ConnectionError, OSError, TimeoutError):
+            await self.write_event(Error(
+                text=f"Too many connections (the server allows "
+                     f"{self.ctx.max_connections}); try again shortly",
+                code="too-many-connections").event())
+        self._closed = True
+        await self._close_writer()
 
     async def _on_wire_error(self, err: WireError) -> None:
         _LOGGER.warning("Bad frame from a client (%s)%s: %s", err.code,
@@ -631,13 +668,15 @@ class OmniVoiceEventHandler(AsyncEventHandler):
         try:
             while True:
                 item = await self._queue.get()
+                self._sending = True
                 if isinstance(item, _Control):
                     for event in item.events:
                         await self.write_event(event)
                     if item.final and item.request is not None:
                         self._release(item.request)
-                    continue
-                await self._send_segment(item)
+                else:
+                    await self._send_segment(item)
+                self._sending = False
         except ConnectionError as err:
             _LOGGER.debug("Client gone while sending audio: %s", err)
             await self._abort()

@@ -11,8 +11,9 @@ This reader is the one the TCP/Unix handlers use instead:
   payload (no TTS event carries one) at :data:`MAX_PAYLOAD_BYTES`. Payloads within the cap
   are read and ignored.
 - Once the first byte of a frame has arrived, the whole frame must arrive within
-  ``frame_timeout`` seconds (a client that sends half a frame and stalls is dropped). An idle
-  connection between frames is not timed out.
+  ``frame_timeout`` seconds (a client that sends half a frame and stalls is dropped).
+  Between frames, a connection that starts no frame for ``idle_timeout`` seconds while
+  ``busy()`` says nothing is in progress for it ends with :class:`IdleTimeout`.
 - :class:`WireError` says what was wrong. ``fatal=True`` means the frame boundaries are
   lost (unparsable header, bad lengths, over a cap, timeout): the caller answers an
   ``error`` event and closes that connection only. ``fatal=False`` means the frame was read
@@ -29,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from wyoming.event import Event
@@ -43,6 +45,10 @@ MAX_DATA_BYTES = 1024 * 1024
 MAX_PAYLOAD_BYTES = 64 * 1024
 #: Seconds a started frame may take to arrive completely (default of --read-timeout).
 DEFAULT_FRAME_TIMEOUT_S = 30.0
+
+
+class IdleTimeout(Exception):
+    """The connection started no frame for ``idle_timeout`` seconds with nothing in progress."""
 
 
 class WireError(Exception):
@@ -114,15 +120,33 @@ async def _read_exactly(reader: asyncio.StreamReader, size: int) -> bytes:
         raise EOFError("connection closed inside a frame") from None
 
 
+async def _first_byte(reader: asyncio.StreamReader, idle_timeout: float,
+                      busy: Callable[[], bool] | None) -> bytes:
+    """Wait for the next byte; :class:`IdleTimeout` after ``idle_timeout`` s of nothing
+    while ``busy()`` is false (the wait goes on while the connection has work running)."""
+    while True:
+        try:
+            async with asyncio.timeout(idle_timeout if idle_timeout > 0 else None):
+                return await reader.read(1)
+        except TimeoutError:
+            if busy is not None and busy():
+                continue
+            raise IdleTimeout(f"no event for {idle_timeout:g} s (--idle-timeout)") from None
+
+
 async def read_frame(reader: asyncio.StreamReader, *,
-                     frame_timeout: float = DEFAULT_FRAME_TIMEOUT_S) -> Event | None:
+                     frame_timeout: float = DEFAULT_FRAME_TIMEOUT_S,
+                     idle_timeout: float = 0.0,
+                     busy: Callable[[], bool] | None = None) -> Event | None:
     """Read one event; None at a clean end of stream (or EOF inside a frame).
 
     Raises :class:`WireError` for an unusable frame and :class:`TimeoutError` (wrapped in a
-    fatal ``WireError``) when a started frame does not complete within ``frame_timeout``.
+    fatal ``WireError``) when a started frame does not complete within ``frame_timeout``;
+    :class:`IdleTimeout` when no frame starts within ``idle_timeout`` (0: wait forever) and
+    ``busy()`` is false.
     """
     while True:
-        first = await reader.read(1)
+        first = await _first_byte(reader, idle_timeout, busy)
         if not first:
             return None
         try:
