@@ -113,17 +113,18 @@ class Engine:
         backbone = _load_backbone(paths.backbone, providers, threads, cuda_graph=cuda_graph)
         hidden_size = _hidden_size(backbone, embeddings)
         heads_model = _load_heads(paths.heads)
-        scorer = Graph(
-            paths.heads, providers, threads=threads, label="scoring",
-            model_bytes=build_scoring_model(heads_model, hidden_size, sampling=False),
-        )
 
-        def sampling_scorer() -> Graph:
+        def scorer_factory(sampling: bool, guided: bool) -> Graph:
+            variant = ", ".join(name for name, on in (("sampling", sampling),
+                                                      ("unguided", not guided)) if on)
             return Graph(
-                paths.heads, providers, threads=threads, label="scoring (sampling)",
-                model_bytes=build_scoring_model(heads_model, hidden_size, sampling=True),
+                paths.heads, providers, threads=threads,
+                label=f"scoring ({variant})" if variant else "scoring",
+                model_bytes=build_scoring_model(heads_model, hidden_size, sampling=sampling,
+                                                guided=guided),
             )
 
+        scorer = scorer_factory(False, True)
         self.vocoder = Graph(paths.vocoder, providers, threads=threads)
         self.vocoder.require(["codes"], ["waveform_24k"], exact=True)
         devices = {g.device for g in (embeddings, backbone, scorer, self.vocoder)}
@@ -138,7 +139,7 @@ class Engine:
             runner = StepRunner(embeddings, backbone, hidden_size,
                                 cuda_graph=backbone.cuda_graph, buckets=bucket_set or ())
         self.decoder = Decoder(
-            embeddings, backbone, scorer, sampling_scorer, hidden_size, layout=layout,
+            embeddings, backbone, scorer, scorer_factory, hidden_size, layout=layout,
             runner=runner, buckets=bucket_set,
             row_buckets=ROW_BUCKETS if backbone.cuda_graph and use_buckets else None,
         )

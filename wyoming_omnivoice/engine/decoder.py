@@ -50,7 +50,6 @@ from .scoring import (
     TOPK_INDICES,
     TOPK_VALUES,
     UNCOND_INDEX,
-    USE_CFG,
 )
 from .sessions import Graph
 
@@ -275,12 +274,12 @@ class _PlainStep:
     """The numpy path: each graph's outputs come back to the host as numpy arrays."""
 
     def __init__(self, decoder: Decoder, batch: _Batch, scorer: Graph, guidance: np.ndarray,
-                 use_cfg: np.ndarray, want: list[str]) -> None:
+                 want: list[str]) -> None:
         self.decoder, self.batch, self.scorer = decoder, batch, scorer
-        self.guidance, self.use_cfg, self.want = guidance, use_cfg, want
+        self.guidance, self.want = guidance, want
 
     def run(self, stats: DecodeStats) -> list[np.ndarray]:
-        return self.decoder.forward(self.batch, self.scorer, self.guidance, self.use_cfg,
+        return self.decoder.forward(self.batch, self.scorer, self.guidance,
                                     self.want, stats)
 
 
@@ -297,7 +296,7 @@ class Decoder:
         embeddings: Graph,
         backbone: Graph,
         scorer: Graph,
-        sampling_scorer_factory: Callable[[], Graph],
+        scorer_factory: Callable[[bool, bool], Graph],
         hidden_size: int,
         layout: str = "packed",
         *,
@@ -312,9 +311,11 @@ class Decoder:
                              "IO binding; use 'packed', 'rows' or 'auto'")
         self.embeddings = embeddings
         self.backbone = backbone
+        #: The default scoring graph: greedy classes, guided.
         self.scorer = scorer
-        self._sampling_scorer_factory = sampling_scorer_factory
-        self._sampling_scorer: Graph | None = None
+        self._scorer_factory = scorer_factory
+        #: Scoring graphs by (sampling, guided); the others are built on first use.
+        self._scorers: dict[tuple[bool, bool], Graph] = {(False, True): scorer}
         self.hidden_size = hidden_size
         self.layout = layout
         self.runner = runner
@@ -322,15 +323,18 @@ class Decoder:
         self.row_buckets = row_buckets
         self.last_stats = DecodeStats()
 
+    def _scorer(self, *, sampling: bool, guided: bool) -> Graph:
+        key = (sampling, guided)
+        if key not in self._scorers:
+            self._scorers[key] = self._scorer_factory(sampling, guided)
+        return self._scorers[key]
+
     def _scorer_for(self, options: DecodeOptions) -> Graph:
-        if options.class_temperature <= 0:
-            return self.scorer
-        if self._sampling_scorer is None:
-            self._sampling_scorer = self._sampling_scorer_factory()
-        return self._sampling_scorer
+        return self._scorer(sampling=options.class_temperature > 0,
+                            guided=options.guidance_scale != 0)
 
     def forward(self, batch: _Batch, scorer: Graph, guidance: np.ndarray,
-                use_cfg: np.ndarray, want: list[str], stats: DecodeStats) -> list[np.ndarray]:
+                want: list[str], stats: DecodeStats) -> list[np.ndarray]:
         """One model evaluation: embeddings -> backbone per grid -> scoring, ``[B, 8, T]``."""
         hidden_parts = []
         for grid in batch.grids:
@@ -355,7 +359,7 @@ class Decoder:
             hidden = np.concatenate([h.reshape(-1, h.shape[-1]) for h in hidden_parts])[None]
         results = scorer.run(
             {HIDDEN: hidden, COND_INDEX: batch.cond_index, UNCOND_INDEX: batch.uncond_index,
-             GUIDANCE: guidance, USE_CFG: use_cfg},
+             GUIDANCE: guidance},
             want,
         )
         stats.scoring_s += time.perf_counter() - t2
@@ -384,25 +388,24 @@ class Decoder:
             pad_rows = next((r for r in self.row_buckets if r >= rows), None)
         return padded, pad_rows
 
-    def _step(self, batch: _Batch, scorer: Graph, guidance: np.ndarray, use_cfg: np.ndarray,
+    def _step(self, batch: _Batch, scorer: Graph, guidance: np.ndarray,
               want: list[str]) -> Any:
         if self.runner is not None:
-            return self.runner.prepare(batch, scorer, guidance, use_cfg, want)
-        return _PlainStep(self, batch, scorer, guidance, use_cfg, want)
+            return self.runner.prepare(batch, scorer, guidance, want)
+        return _PlainStep(self, batch, scorer, guidance, want)
 
     def warm_up(self, prompt: Prompt, lengths: tuple[int, ...], rows: int = 1) -> int:
         """Run one forward per bucket length (allocations, CUDA graph capture)."""
         done = 0
         stats = DecodeStats()
         guidance = np.array(2.0, dtype=np.float32)
-        use_cfg = np.array(True)
         layout = self.layout_for([prompt] * rows)
         for length in lengths:
             if natural_length([prompt], layout) > length:
                 continue
             _, pad_rows = self.shape_for([prompt] * rows, layout=layout)
             batch = _Batch([prompt] * rows, layout, length, pad_rows)
-            self._step(batch, self.scorer, guidance, use_cfg, [PRED, CONF]).run(stats)
+            self._step(batch, self.scorer, guidance, [PRED, CONF]).run(stats)
             done += 1
         return done
 
@@ -434,11 +437,10 @@ class Decoder:
                    * np.float32(options.layer_penalty_factor))
         scorer = self._scorer_for(options)
         guidance = np.array(options.guidance_scale, dtype=np.float32)
-        use_cfg = np.array(options.guidance_scale != 0, dtype=bool)
         sampling = options.class_temperature > 0
         want = [PRED, CONF] + ([TOPK_VALUES, TOPK_INDICES] if sampling else [])
         position_temp = np.float32(options.position_temperature)
-        step_runner = self._step(batch, scorer, guidance, use_cfg, want)
+        step_runner = self._step(batch, scorer, guidance, want)
         cells = NUM_CODEBOOKS * t_max
         ranks = np.arange(cells)[None, :]
 

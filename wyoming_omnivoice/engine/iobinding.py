@@ -134,16 +134,16 @@ class StepRunner:
         return found
 
     # -- steps -----------------------------------------------------------------------------
-    def prepare(self, batch: Any, scorer: Graph, guidance: np.ndarray, use_cfg: np.ndarray,
+    def prepare(self, batch: Any, scorer: Graph, guidance: np.ndarray,
                 want: list[str]) -> BoundStep:
-        return BoundStep(self, batch, scorer, guidance, use_cfg, want)
+        return BoundStep(self, batch, scorer, guidance, want)
 
 
 class BoundStep:
     """The bindings of one decode: call :meth:`run` once per step."""
 
     def __init__(self, runner: StepRunner, batch: Any, scorer: Graph, guidance: np.ndarray,
-                 use_cfg: np.ndarray, want: list[str]) -> None:
+                 want: list[str]) -> None:
         ort = runner.ort
         self.runner = runner
         self.batch = batch
@@ -180,7 +180,7 @@ class BoundStep:
             self.cast_out.bind_ortvalue_output("y", buf.hidden_cast)
             hidden = buf.hidden_cast
 
-        from .scoring import COND_INDEX, GUIDANCE, HIDDEN, UNCOND_INDEX, USE_CFG
+        from .scoring import COND_INDEX, GUIDANCE, HIDDEN, UNCOND_INDEX
 
         self.scorer = scorer
         self.want = want
@@ -190,9 +190,8 @@ class BoundStep:
         self._keep = [
             runner._upload(batch.cond_index), runner._upload(batch.uncond_index),
             runner._upload(np.asarray(guidance, dtype=np.float32)),
-            runner._upload(np.asarray(use_cfg, dtype=np.bool_)),
         ]
-        for name, value in zip((COND_INDEX, UNCOND_INDEX, GUIDANCE, USE_CFG), self._keep,
+        for name, value in zip((COND_INDEX, UNCOND_INDEX, GUIDANCE), self._keep,
                                strict=True):
             self.score_binding.bind_ortvalue_input(name, value)
         for name in want:
