@@ -458,13 +458,22 @@ def _load_backbone(path: Path, providers: ProviderChoice, threads: int | None,
     return backbone
 
 
+#: A backbone graph file larger than this carries its weights inline (the published graph
+#: is 9 MB with 1.7 GB of external data).
+_MAX_REWRITE_BYTES = 256 * 1024 * 1024
+
+
 def _backbone_without_nan_guards(path: Path) -> bytes | None:
     """The backbone graph with its softmax NaN guards removed, or None to load the file.
 
     See :mod:`.graph_rewrite`: exact, because no attention row is ever fully masked. A graph
-    that cannot be parsed here is left to onnxruntime, whose error names the file.
+    that cannot be parsed here is left to onnxruntime, whose error names the file; so is a
+    graph with its weights inline (a copy of them in memory is not worth a few percent).
     """
     try:
+        if path.stat().st_size > _MAX_REWRITE_BYTES:
+            _LOGGER.debug("Backbone rewrite skipped: %s holds its weights inline", path)
+            return None
         model = onnx.load(str(path), load_external_data=False)
     except Exception as err:  # truncated or not ONNX: Graph() reports it
         _LOGGER.debug("Backbone rewrite skipped, %s did not parse: %s", path, err)
