@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import READ_TIMEOUT_S, ServerProcess, audio_cycles, free_port, tiny_server_args
+from conftest import READ_TIMEOUT_S, ServerProcess, audio_cycles
+from test_robustness_faults import start_server
 from test_robustness_wire import Raw
 
 #: Seconds of silence after which the idle server closes a connection with nothing running.
@@ -19,16 +20,10 @@ LONG_TEXT = " ".join(
 )
 
 
-def start(tmp_path: Path, data_dir: Path, *extra: str) -> ServerProcess:
-    port = free_port()
-    return ServerProcess(tiny_server_args(port, data_dir, *extra),
-                         tmp_path / f"server-{port}.log", port).start().wait_ready()
-
-
 @pytest.fixture(scope="module")
 def idle_server(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path
                 ) -> Iterator[ServerProcess]:
-    server = start(tmp_path_factory.mktemp("idle"), shared_data_dir,
+    server = start_server(tmp_path_factory.mktemp("idle"), shared_data_dir,
                    "--idle-timeout", str(IDLE_S))
     try:
         yield server
@@ -39,7 +34,7 @@ def idle_server(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path
 @pytest.fixture(scope="module")
 def capped_server(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path
                   ) -> Iterator[ServerProcess]:
-    server = start(tmp_path_factory.mktemp("capped"), shared_data_dir,
+    server = start_server(tmp_path_factory.mktemp("capped"), shared_data_dir,
                    "--max-connections", "2")
     try:
         yield server
