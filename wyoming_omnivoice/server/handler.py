@@ -442,14 +442,19 @@ class OmniVoiceEventHandler(AsyncEventHandler):
 
     async def disconnect(self) -> None:
         """The client went away: drop its pending work, keep nothing running for it."""
+        self._drop_work()
+        if self._sender is not None:
+            self._sender.cancel()
+
+    def _drop_work(self) -> None:
+        """Cancel every segment still running and release every request of this connection
+        (whichever side noticed first that the client is gone: the reader or the sender)."""
         self._closed = True
-        pending = [task for task in self._tasks if not task.done()]
+        pending = [task for task in self._tasks if not task.done() and not task.cancelling()]
         if pending:
             _LOGGER.info("Client disconnected: cancelled %d pending segment(s)", len(pending))
         for task in pending:
             task.cancel()
-        if self._sender is not None:
-            self._sender.cancel()
         for request in list(self._requests):
             self._release(request)
 
@@ -685,11 +690,7 @@ class OmniVoiceEventHandler(AsyncEventHandler):
             await self._abort()
 
     async def _abort(self) -> None:
-        self._closed = True
-        for task in list(self._tasks):
-            task.cancel()
-        for request in list(self._requests):
-            self._release(request)
+        self._drop_work()
         self._drop()
 
     async def _send_segment(self, segment: _Segment) -> None:
