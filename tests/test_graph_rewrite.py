@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from wyoming_omnivoice import DecodeOptions, Engine
 from wyoming_omnivoice.engine.graph_rewrite import strip_nan_guards
 from wyoming_omnivoice.engine.sessions import session_options
 
@@ -95,10 +97,6 @@ def test_anything_else_is_left_alone(change: dict[str, object]) -> None:
 
 
 def test_engine_loads_the_rewritten_backbone(caplog: pytest.LogCaptureFixture) -> None:
-    import logging
-
-    from wyoming_omnivoice import DecodeOptions, Engine
-
     with caplog.at_level(logging.DEBUG, logger="wyoming_omnivoice.engine.core"):
         engine = Engine.load(TINY, device="cpu")
     layers = op_count(onnx.load(str(BACKBONE), load_external_data=False), "Softmax")

@@ -146,12 +146,20 @@ class DecodeStats:
     embed_s: float = 0.0
     scoring_s: float = 0.0
     steps: int = 0
-    rows: int = 0
-    length: int = 0
     layout: str = ""
     #: ``(rows, length)`` of each backbone input of a step.
     grids: list[tuple[int, int]] = field(default_factory=list)
     extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def rows(self) -> int:
+        """Rows of the first (conditional) backbone input."""
+        return self.grids[0][0] if self.grids else 0
+
+    @property
+    def length(self) -> int:
+        """Length of the first (conditional) backbone input."""
+        return self.grids[0][1] if self.grids else 0
 
     @property
     def outside_backbone_share(self) -> float:
@@ -203,65 +211,44 @@ class _Batch:
             _Grid(max(rows, pad_rows_to or 0), max(length, pad or 0))
             for (rows, length), pad in zip(shapes, pads, strict=True)
         ]
-        # Where each item's target frames sit: (grid, row, start) for each copy.
-        self.cond_slot: list[tuple[int, int, int]] = []
-        self.uncond_slot: list[tuple[int, int, int]] = []
+        # Conditional rows are always in grid 0; the unconditional copies in the last grid.
+        cond_grid, uncond_grid = self.grids[0], self.grids[-1]
+        uncond_offset = 0 if uncond_grid is cond_grid else cond_grid.rows * cond_grid.length
+        # Where each item's target frames sit: (row, start) in its copy's grid.
+        cond_slot: list[tuple[int, int]] = []
+        uncond_slot: list[tuple[int, int]] = []
         for i, p in enumerate(prompts):
             s_len, t_len = p.length, p.num_target
             if layout == "packed":
-                uncond = (0, i, s_len)
+                uncond = (i, s_len)
             elif layout == "rows":
-                uncond = (0, size + i, 0)
+                uncond = (size + i, 0)
             else:
-                uncond = (1, i, 0)
-            self.grids[0].place(i, 0, p.ids, p.audio_mask)
-            grid, row, start = uncond
-            self.grids[grid].place(row, start, np.full((NUM_CODEBOOKS, t_len), MASK_ID),
-                                   np.ones(t_len, dtype=bool))
-            self.cond_slot.append((0, i, s_len - t_len))
-            self.uncond_slot.append(uncond)
+                uncond = (i, 0)
+            cond_grid.place(i, 0, p.ids, p.audio_mask)
+            uncond_grid.place(*uncond, np.full((NUM_CODEBOOKS, t_len), MASK_ID),
+                              np.ones(t_len, dtype=bool))
+            cond_slot.append((i, s_len - t_len))
+            uncond_slot.append(uncond)
         # The scorer sees all grids' hidden states as one flat [positions, hidden] array.
-        offsets = np.cumsum([0] + [g.rows * g.length for g in self.grids])
         self.cond_index = np.zeros((size, self.t_max), dtype=np.int64)
         self.uncond_index = np.zeros((size, self.t_max), dtype=np.int64)
-        for index, slots in ((self.cond_index, self.cond_slot),
-                             (self.uncond_index, self.uncond_slot)):
-            for i, (grid, row, start) in enumerate(slots):
-                index[i, :self.t_lens[i]] = (offsets[grid] + row * self.grids[grid].length
-                                             + start + np.arange(self.t_lens[i]))
+        copies = ((self.cond_index, cond_slot, cond_grid, 0),
+                  (self.uncond_index, uncond_slot, uncond_grid, uncond_offset))
+        for index, slots, grid, offset in copies:
+            for i, (row, start) in enumerate(slots):
+                index[i, :self.t_lens[i]] = (offset + row * grid.length + start
+                                             + np.arange(self.t_lens[i]))
         # Where every valid target cell of every item sits (both copies), so the whole
         # batch's tokens are written with one fancy-indexed assignment per copy and step.
         item = np.concatenate([np.full(t, i, dtype=np.intp) for i, t in enumerate(self.t_lens)])
         frame = np.concatenate([np.arange(t, dtype=np.intp) for t in self.t_lens])
         self._src = (item, frame)
         self._dst = []
-        for slots in (self.cond_slot, self.uncond_slot):
-            grids = {grid for grid, _, _ in slots}
-            assert len(grids) == 1, "each copy lives in one grid"
-            slot_rows = np.array([r for _, r, _ in slots], dtype=np.intp)[item]
-            slot_cols = np.array([c for _, _, c in slots], dtype=np.intp)[item] + frame
-            self._dst.append((self.grids[grids.pop()].ids, slot_rows, slot_cols))
-
-    # The single grid of the one-grid layouts (what the IO-binding runner binds).
-    @property
-    def rows(self) -> int:
-        return self.grids[0].rows
-
-    @property
-    def length(self) -> int:
-        return self.grids[0].length
-
-    @property
-    def ids(self) -> np.ndarray:
-        return self.grids[0].ids
-
-    @property
-    def audio_mask(self) -> np.ndarray:
-        return self.grids[0].audio_mask
-
-    @property
-    def mask(self) -> np.ndarray:
-        return self.grids[0].mask
+        for _, slots, grid, _ in copies:
+            slot_rows = np.array([r for r, _ in slots], dtype=np.intp)[item]
+            slot_cols = np.array([c for _, c in slots], dtype=np.intp)[item] + frame
+            self._dst.append((grid.ids, slot_rows, slot_cols))
 
     def put_all(self, tokens: np.ndarray) -> None:
         """Write the batch's current tokens ``[B, 8, T_max]`` into both copies."""
@@ -419,7 +406,7 @@ class Decoder:
         layout = self.layout_for(prompts)
         pad_to, pad_rows = self.shape_for(prompts, pad_to, layout)
         batch = _Batch(prompts, layout, pad_to, pad_rows)
-        stats.rows, stats.length, stats.layout = batch.rows, batch.length, layout
+        stats.layout = layout
         stats.grids = [(grid.rows, grid.length) for grid in batch.grids]
         size = len(items)
         t_max = batch.t_max

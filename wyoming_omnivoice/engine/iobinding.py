@@ -146,11 +146,12 @@ class BoundStep:
                  want: list[str]) -> None:
         ort = runner.ort
         self.runner = runner
-        self.batch = batch
-        buf = runner.buffers(batch.rows, batch.length)
+        # One backbone input per step: the decoder never binds a split (two-grid) batch.
+        (self.grid,) = batch.grids
+        buf = runner.buffers(self.grid.rows, self.grid.length)
         self.buf = buf
-        buf.audio_mask.update_inplace(np.ascontiguousarray(batch.audio_mask))
-        buf.attention_mask.update_inplace(np.ascontiguousarray(batch.mask))
+        buf.audio_mask.update_inplace(np.ascontiguousarray(self.grid.audio_mask))
+        buf.attention_mask.update_inplace(np.ascontiguousarray(self.grid.mask))
 
         self.embed_binding = runner.embeddings.session.io_binding()
         self.embed_binding.bind_ortvalue_input("input_ids", buf.ids)
@@ -201,7 +202,7 @@ class BoundStep:
         """One model evaluation of the current token grid; ``[B, 8, T]`` arrays out."""
         runner = self.runner
         t0 = time.perf_counter()
-        self.buf.ids.update_inplace(self.batch.ids)
+        self.buf.ids.update_inplace(self.grid.ids)
         runner.embeddings.session.run_with_iobinding(self.embed_binding)
         if self.cast_in is not None:
             runner._embed_caster.session.run_with_iobinding(self.cast_in)  # type: ignore[union-attr]
