@@ -5,8 +5,9 @@ torch.onnx exports scaled-dot-product attention with a guard after every softmax
 decoder never builds such a row: every padded position attends to itself (see
 ``decoder._Grid``), so ``p`` has no NaN and the guard returns ``p`` unchanged. It still reads
 and writes the whole ``[rows, heads, L, L]`` probability tensor twice per layer: removing it
-makes a forward 2-7 % faster (measured on the real-width model, onnxruntime CPU) with
-bit-identical hidden states. Upstream PyTorch SDPA has no such guard either.
+makes a forward 4-8 % faster on the real-width model, onnxruntime CPU (``bench_engine.py
+--sections backbone``, column ours/file) with bit-identical hidden states. Upstream PyTorch
+SDPA has no such guard either.
 
 The file on disk is never changed; the rewritten graph is handed to onnxruntime as bytes
 with its external weights read from the model folder.
