@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from wyoming_omnivoice.engine.normalize import normalize_text, supports_language
+from wyoming_omnivoice.text.normalize import normalize_text, supports_language
 
 HOME_ASSISTANT = [
     # (language, written, spoken)

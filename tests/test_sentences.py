@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wyoming_omnivoice.server.sentences import SentenceSplitter, split_sentences
+from wyoming_omnivoice.text.sentences import SentenceSplitter, split_sentences
 
 
 def feed(fragments: list[str]) -> tuple[list[list[str]], list[str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from wyoming_omnivoice.server.handler import prepare_sentence
-from wyoming_omnivoice.server.text_cleanup import clean_text, has_speech
+from wyoming_omnivoice.text.cleanup import clean_text, has_speech
 
 
 @pytest.mark.parametrize(

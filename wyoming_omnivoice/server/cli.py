@@ -315,7 +315,7 @@ def warm_up(engine: Any, catalog: VoiceCatalog, default: VoicePreset,
     startup: the first burst is not slowed by them and resident memory stays flat after
     "ready" instead of stepping up at the first busy moment.
     """
-    from wyoming_omnivoice.engine.normalize import normalize_text, supports_language
+    from wyoming_omnivoice.text.normalize import normalize_text, supports_language
 
     engine.warm_up()
     for language in sorted({lang for preset in catalog for lang in preset.languages}):
@@ -354,7 +354,7 @@ def make_request_factory(assets: VoiceAssets, normalize_default: bool
     written, as upstream does by default).
     """
     from wyoming_omnivoice import SynthesisRequest
-    from wyoming_omnivoice.engine.normalize import normalize_text, supports_language
+    from wyoming_omnivoice.text.normalize import normalize_text, supports_language
 
     def make_request(voice: VoicePreset, text: str) -> Any:
         language = voice.language_for(text)

@@ -54,8 +54,9 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
-from .sentences import SentenceSplitter, split_sentences
-from .text_cleanup import clean_text, has_speech
+from wyoming_omnivoice.text.cleanup import clean_text, has_speech
+from wyoming_omnivoice.text.sentences import SentenceSplitter, split_sentences
+
 from .voices import VoiceCatalog, VoicePreset
 from .wire import DEFAULT_FRAME_TIMEOUT_S, IdleTimeout, WireError, check_fields, read_frame
 from .worker import BusyError, InferenceWorker, WorkerStoppedError

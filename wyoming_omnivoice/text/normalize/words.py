@@ -1,7 +1,7 @@
 """Word tables for text normalisation: units, currencies, months, abbreviations, connectives.
 
-Data only; the rules that use it live in `normalize.py` (European languages) and
-`normalize_zh.py` (Chinese). Every table is keyed by language id (en, de, fr, es, it, nl).
+Data only; the rules that use it live in `__init__.py` (European languages) and
+`zh.py` (Chinese). Every table is keyed by language id (en, de, fr, es, it, nl).
 Nouns are ``(singular, plural)`` pairs.
 """
 

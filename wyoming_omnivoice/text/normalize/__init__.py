@@ -4,7 +4,7 @@
 ("21.5 °C", "10:30", "85%", "$3.99", "No. 5") into the words a speaker would say, so the
 model (which reads text, not symbols) pronounces them correctly. Full rules exist for
 English, German, French, Spanish, Italian, Dutch (`num2words` for the number words) and
-Chinese (`cn2an`, see `normalize_zh`); `supports_language` tells which. Other languages
+Chinese (`cn2an`, see `zh.py`); `supports_language` tells which. Other languages
 that `num2words` knows get plain numbers only, as upstream's fallback does (omnivoice.md
 B.6.3); anything else is returned unchanged.
 
@@ -23,7 +23,7 @@ from decimal import Decimal, InvalidOperation
 
 from num2words import CONVERTER_CLASSES, num2words
 
-from wyoming_omnivoice.engine import normalize_words as W
+from wyoming_omnivoice.text.normalize import words as W
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ def normalize_text(text: str, language: str | None) -> str:
         key = "zh" if _CJK_RE.search(text) else "en"
     if key in _CHINESE_IDS:
         try:
-            from wyoming_omnivoice.engine.normalize_zh import normalize_chinese
+            from wyoming_omnivoice.text.normalize.zh import normalize_chinese
         except ImportError:  # cn2an missing: a packaging fault, but never fail synthesis
             _LOGGER.warning("Chinese text normalisation needs the cn2an package; "
                             "install it with: pip install cn2an")
