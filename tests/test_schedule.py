@@ -1,8 +1,16 @@
-"""Timestep schedule and unmask counts, compared with upstream's ``_get_time_steps``."""
+"""Timestep schedule and unmask counts, compared with upstream.
+
+The timesteps come from upstream's ``_get_time_steps``; the per-step unmask counts were
+observed while upstream's ``_generate_iterative`` ran (``tools/record_rule_goldens.py`` for
+every length up to 1000 frames, ``tools/build_fixtures.py`` on the tiny fixture model),
+not transcribed.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import json
+from pathlib import Path
 
 import pytest
 from rule_goldens import rules
@@ -10,6 +18,7 @@ from rule_goldens import rules
 from wyoming_omnivoice.engine.schedule import timesteps, timesteps_f32, unmask_counts
 
 GOLDEN = rules()["schedule"]
+GOLDEN_DIR = Path(__file__).parent / "fixtures" / "golden"
 
 
 def test_timesteps_match_torch_float32_bit_for_bit() -> None:
@@ -30,24 +39,54 @@ def test_last_timestep_is_float32_rounded() -> None:
     assert timesteps_f32(32, 0.1).dtype.name == "float32"
 
 
-def test_counts_for_32_steps_and_every_length_up_to_1000() -> None:
-    recorded = GOLDEN["counts_32_shift_0.1"]
-    assert len(recorded) == 1000
+def test_observed_counts_cover_the_step_counts_in_use() -> None:
+    full = {(entry["num_step"], entry["t_shift"]) for entry in GOLDEN["observed_counts"]}
+    assert {(32, 0.1), (16, 0.1), (12, 0.1), (8, 0.1)} <= full
+    digests = {(num_step, t_shift) for num_step, t_shift, _ in GOLDEN["observed_count_digests"]}
+    assert {(12, 0.3), (8, 0.5)} <= digests  # the configs of the parity goldens
+    assert GOLDEN["max_frames"] == 1000
+    for entry in GOLDEN["observed_counts"]:
+        assert len(entry["counts"]) == GOLDEN["max_frames"]
+
+
+@pytest.mark.parametrize(
+    "entry", GOLDEN["observed_counts"], ids=lambda e: f"{e['num_step']}steps-shift{e['t_shift']}"
+)
+def test_counts_match_upstream_run_for_every_length(entry: dict) -> None:
+    """Counts observed while upstream's decode loop ran, for 1..1000 frames."""
     mismatches = []
-    for frames, want in recorded.items():
-        got = unmask_counts(8 * int(frames), 32, 0.1)
+    for frames, want in enumerate(entry["counts"], start=1):
+        got = unmask_counts(8 * frames, entry["num_step"], entry["t_shift"])
         if ",".join(map(str, got)) != want:
             mismatches.append(frames)
     assert mismatches == []
 
 
-def test_count_digests_for_other_step_counts() -> None:
-    for num_step, t_shift, want in GOLDEN["counts_digests"]:
-        joined = ";".join(
-            ",".join(map(str, unmask_counts(8 * frames, num_step, t_shift)))
-            for frames in range(1, 1001)
-        )
-        assert hashlib.sha256(joined.encode()).hexdigest() == want, (num_step, t_shift)
+@pytest.mark.parametrize(
+    ("num_step", "t_shift", "want"), GOLDEN["observed_count_digests"],
+    ids=lambda v: str(v)[:8],
+)
+def test_count_digests_match_upstream_run(num_step: int, t_shift: float, want: str) -> None:
+    joined = ";".join(
+        ",".join(map(str, unmask_counts(8 * frames, num_step, t_shift)))
+        for frames in range(1, GOLDEN["max_frames"] + 1)
+    )
+    assert hashlib.sha256(joined.encode()).hexdigest() == want
+
+
+def fixture_model_runs() -> list:
+    """(frames, options, counts) of every run observed on the tiny fixture model."""
+    codes = json.loads((GOLDEN_DIR / "upstream_codes.json").read_text())
+    runs = [pytest.param(case["num_frames"], case["options"], case["schedule"],
+                         id=f"{case['name']}-config{case['config']}")
+            for case in codes["cases"]]
+    return runs
+
+
+@pytest.mark.parametrize(("frames", "options", "want"), fixture_model_runs())
+def test_counts_match_runs_on_the_fixture_model(frames: int, options: dict,
+                                                want: list[int]) -> None:
+    assert unmask_counts(8 * frames, options["num_step"], options["t_shift"]) == want
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,9 @@ test suite only reads the JSON). It runs upstream's own functions on many inputs
   ``_estimate_target_tokens`` on many texts, references and speeds;
 - ``_combine_text``, ``_tokenize_with_nonverbal_tags`` (with a recording tokenizer),
   ``chunk_text_punctuation`` and ``add_punctuation`` on fixed and seeded random texts;
-- ``_get_time_steps`` and the per-step unmask counts of ``_generate_iterative``;
+- ``_get_time_steps``, and the per-step unmask counts of ``_generate_iterative`` observed
+  while upstream's decode loop runs (``fixtures_lib/unmask_observer.py``) for every length
+  from 1 to 1000 frames at 32, 16, 12 and 8 steps (plus digests of a few more configs);
 - ``remove_silence`` (pydub), ``_post_process_audio``, ``fade_and_pad_audio``,
   ``cross_fade_chunks`` and ``trim_long_audio`` on synthetic signals. Signals are stored as
   recipes (``tests/rule_signals.py`` builds them) and outputs as length + SHA-256.
@@ -26,7 +28,6 @@ import argparse
 import hashlib
 import json
 import logging
-import math
 import os
 import random
 import re
@@ -47,6 +48,7 @@ _upstream.ensure_torchaudio()
 warnings.filterwarnings("ignore", category=RuntimeWarning, module="pydub")
 
 import torch  # noqa: E402
+from fixtures_lib.unmask_observer import UnmaskObserver  # noqa: E402
 from omnivoice.models import omnivoice as ov  # noqa: E402
 from omnivoice.utils import audio as ov_audio  # noqa: E402
 from omnivoice.utils import lang_map, voice_design  # noqa: E402
@@ -297,17 +299,63 @@ def record_text() -> dict:
 
 # ---------------------------------------------------------------------------- schedule
 
+#: (num_step, t_shift) whose per-step unmask counts are stored in full for every length.
+SCHEDULE_FULL = ((32, 0.1), (16, 0.1), (12, 0.1), (8, 0.1))
+#: Further configs stored as one digest each: the parity goldens' 12/0.3 and 8/0.5, more.
+SCHEDULE_DIGESTS = ((12, 0.3), (8, 0.5), (16, 0.3), (24, 0.1))
+SCHEDULE_MAX_FRAMES = 1000
+SCHEDULE_BATCH = 50
 
-def upstream_counts(total: int, num_step: int, steps: list[float]) -> list[int]:
-    remaining = total
-    counts = []
-    for step in range(num_step):
-        if step == num_step - 1:
-            count = remaining
-        else:
-            count = min(math.ceil(total * (steps[step + 1] - steps[step])), remaining)
-        counts.append(int(count))
-        remaining -= int(count)
+
+def schedule_probe():
+    """An upstream ``OmniVoice`` whose decode loop runs for any length in milliseconds.
+
+    The per-step counts depend only on the lengths, ``num_step`` and ``t_shift``: the loop
+    unmasks the ``k`` best-scored masked cells whatever the logits say. So the model is
+    minimal (audio vocabulary 2 with MASK 1, a 1-layer width-8 backbone) and its forward is
+    replaced at run time by all-zero logits of the shape upstream reads; everything else,
+    prompt layout, schedule, the step loop and its top-k unmasking, is upstream's own code.
+    The fixture-model goldens (tools/build_fixtures.py, tools/record_long_text_goldens.py)
+    observe the same counts on the real tiny model.
+    """
+    torch.manual_seed(0)
+    llm = {"model_type": "qwen3", "vocab_size": 8, "hidden_size": 8, "intermediate_size": 8,
+           "num_hidden_layers": 1, "num_attention_heads": 1, "num_key_value_heads": 1,
+           "head_dim": 8}
+    config = ov.OmniVoiceConfig(audio_vocab_size=2, audio_mask_id=1, llm_config=llm)
+    model = ov.OmniVoice(config).float().eval()
+    model.text_tokenizer = RecordingTokenizer()
+
+    def zero_logits(input_ids, audio_mask, attention_mask=None, **_kwargs):
+        rows, codebooks, length = input_ids.shape
+        return ov.OmniVoiceModelOutput(logits=torch.zeros(rows, codebooks, length, 2))
+
+    model.forward = zero_logits
+    return model
+
+
+def observe_counts(model, num_step: int, t_shift: float) -> list[list[int]]:
+    """Upstream's per-step unmask counts for 1..SCHEDULE_MAX_FRAMES frames, as observed."""
+    gen_config = ov.OmniVoiceGenerationConfig(
+        num_step=num_step, t_shift=t_shift, position_temperature=0.0, class_temperature=0.0
+    )
+    counts: list[list[int]] = []
+    with UnmaskObserver(model) as seen, torch.inference_mode():
+        for first in range(1, SCHEDULE_MAX_FRAMES + 1, SCHEDULE_BATCH):
+            lengths = list(range(first, min(first + SCHEDULE_BATCH, SCHEDULE_MAX_FRAMES + 1)))
+            size = len(lengths)
+            none = [None] * size
+            task = ov.GenerationTask(size, ["x"] * size, lengths, none, none, none, none, none)
+            model._generate_iterative(task, gen_config)
+    for run in seen.runs:
+        if run.forwards != num_step:
+            raise AssertionError(f"{run.forwards} forwards for num_step {num_step}")
+        for frames, item in zip(run.target_lens, run.counts, strict=True):
+            if sum(item) != 8 * frames:
+                raise AssertionError(f"T={frames}: counts {item} do not unmask every cell")
+            counts.append(item)
+    if [len(c) for c in counts] != [num_step] * SCHEDULE_MAX_FRAMES:
+        raise AssertionError("observed counts are incomplete")
     return counts
 
 
@@ -317,20 +365,28 @@ def record_schedule() -> dict:
         for t_shift in (0.1, 0.5, 1.0, 0.3):
             steps = ov._get_time_steps(0.0, 1.0, num_step, t_shift).tolist()
             timesteps.append([num_step, t_shift, steps])
-    counts_32 = {}
-    steps_32 = ov._get_time_steps(0.0, 1.0, 32, 0.1).tolist()
-    for frames in range(1, 1001):
-        counts_32[frames] = ",".join(map(str, upstream_counts(8 * frames, 32, steps_32)))
-    digests = []
-    for num_step in (8, 12, 16, 24, 48, 64):
-        for t_shift in (0.1, 0.3):
-            steps = ov._get_time_steps(0.0, 1.0, num_step, t_shift).tolist()
-            joined = ";".join(
-                ",".join(map(str, upstream_counts(8 * frames, num_step, steps)))
-                for frames in range(1, 1001)
-            )
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # thousands of tiny ops: thread hand-offs cost more than they save
+    try:
+        model = schedule_probe()
+        full = []
+        for num_step, t_shift in SCHEDULE_FULL:
+            counts = observe_counts(model, num_step, t_shift)
+            full.append({"num_step": num_step, "t_shift": t_shift,
+                         "counts": [",".join(map(str, item)) for item in counts]})
+        digests = []
+        for num_step, t_shift in SCHEDULE_DIGESTS:
+            counts = observe_counts(model, num_step, t_shift)
+            joined = ";".join(",".join(map(str, item)) for item in counts)
             digests.append([num_step, t_shift, hashlib.sha256(joined.encode()).hexdigest()])
-    return {"timesteps": timesteps, "counts_32_shift_0.1": counts_32, "counts_digests": digests}
+    finally:
+        torch.set_num_threads(threads)
+    return {
+        "timesteps": timesteps,
+        "max_frames": SCHEDULE_MAX_FRAMES,
+        "observed_counts": full,
+        "observed_count_digests": digests,
+    }
 
 
 # ---------------------------------------------------------------------------- post-processing

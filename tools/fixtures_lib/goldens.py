@@ -12,6 +12,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from .unmask_observer import UnmaskObserver
+
 logger = logging.getLogger(__name__)
 
 FRAME_RATE = 25
@@ -139,22 +141,6 @@ def _preprocess(model, prompts: list[Prompt], options: dict[str, Any]):
     )
 
 
-def _schedule(ov, total: int, options: dict[str, Any]) -> list[int]:
-    """Per-step unmask counts, computed with upstream's own ``_get_time_steps``."""
-    import math
-
-    steps = ov._get_time_steps(0.0, 1.0, options["num_step"], options["t_shift"]).tolist()
-    rem, counts = total, []
-    for step in range(options["num_step"]):
-        if step == options["num_step"] - 1:
-            count = rem
-        else:
-            count = min(math.ceil(total * (steps[step + 1] - steps[step])), rem)
-        counts.append(int(count))
-        rem -= int(count)
-    return counts
-
-
 def run_case(model, prompt: Prompt, config: dict[str, Any]) -> dict[str, Any]:
     """Run one prompt alone and return its JSON record."""
     import torch
@@ -162,7 +148,7 @@ def run_case(model, prompt: Prompt, config: dict[str, Any]) -> dict[str, Any]:
     ov = __import__("omnivoice.models.omnivoice", fromlist=["OmniVoiceGenerationConfig"])
     options = _options(config, prompt)
     gen_config = ov.OmniVoiceGenerationConfig.from_dict(options)
-    with torch.inference_mode():
+    with torch.inference_mode(), UnmaskObserver(model) as seen:
         task = _preprocess(model, [prompt], options)
         inputs = model._prepare_inference_inputs(
             task.texts[0], task.target_lens[0], task.ref_texts[0],
@@ -189,7 +175,8 @@ def run_case(model, prompt: Prompt, config: dict[str, Any]) -> dict[str, Any]:
         "resolved_language": task.langs[0],
         "normalized_instruct": task.instructs[0],
         "num_frames": frames,
-        "schedule": _schedule(ov, 8 * frames, options),
+        # Cells unmasked at each step, observed while upstream's loop ran.
+        "schedule": seen.runs[-1].counts[0],
         "input_ids": input_ids[0].tolist(),
         "audio_mask": [int(v) for v in audio_mask.tolist()],
         "codes": codes.tolist(),
