@@ -2,8 +2,8 @@
 
 The timesteps come from upstream's ``_get_time_steps``; the per-step unmask counts were
 observed while upstream's ``_generate_iterative`` ran (``tools/record_rule_goldens.py`` for
-every length up to 1000 frames, ``tools/build_fixtures.py`` on the tiny fixture model),
-not transcribed.
+every length up to 1000 frames, ``tools/build_fixtures.py`` and
+``tools/record_long_text_goldens.py`` on the tiny fixture model), not transcribed.
 """
 
 from __future__ import annotations
@@ -80,6 +80,12 @@ def fixture_model_runs() -> list:
     runs = [pytest.param(case["num_frames"], case["options"], case["schedule"],
                          id=f"{case['name']}-config{case['config']}")
             for case in codes["cases"]]
+    long_text = json.loads((GOLDEN_DIR / "upstream_long_text.json").read_text())
+    options = {"num_step": 32, "t_shift": 0.1}  # generate() defaults
+    for case in long_text["cases"]:
+        for index, chunk in enumerate(case["chunks"]):
+            runs.append(pytest.param(chunk["num_frames"], options, chunk["schedule"],
+                                     id=f"{case['name']}-chunk{index}"))
     return runs
 
 

@@ -24,10 +24,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fixtures_lib import goldens, graph_set, higgs, ort_decode  # noqa: E402
-from fixtures_lib.omnivoice_model import attach_inference_helpers, build_omnivoice  # noqa: E402
 from fixtures_lib.presets import PRESETS  # noqa: E402
-from fixtures_lib.text_tokenizer import train_tokenizer, wrap_for_upstream  # noqa: E402
-from fixtures_lib.weights import round_to_bfloat16_values  # noqa: E402
+from fixtures_lib.torch_models import build_torch_models  # noqa: E402
 
 logger = logging.getLogger("build_fixtures")
 
@@ -144,17 +142,11 @@ def variant_dir(out: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     setup_logging(args.verbose)
-    preset = PRESETS[args.preset]
     started = time.monotonic()
 
-    tokenizer = train_tokenizer(seed=1234)
-    text_tokenizer = wrap_for_upstream(tokenizer)
-    model = build_omnivoice(preset, tokenizer.get_vocab_size(), seed=args.seed)
-    codec = higgs.build_codec(preset.codec, seed=args.seed + 7)
-    if preset.round_weights:
-        round_to_bfloat16_values(model)
-        round_to_bfloat16_values(codec)
-    attach_inference_helpers(model, text_tokenizer, codec)
+    built = build_torch_models(args.preset, seed=args.seed)
+    model, codec, tokenizer = built.model, built.codec, built.tokenizer
+    text_tokenizer = built.text_tokenizer
 
     diffs = graph_set.export_model_dir(model, codec, tokenizer.to_str(), args.out)
     worst = max(diffs.values())
