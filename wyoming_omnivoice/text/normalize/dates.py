@@ -37,7 +37,8 @@ class DatePasses:
         self.slash_re = re.compile(
             r"(?<![\w.\-/:])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/]|[.,]\d)")
         self.dotted_re = re.compile(
-            r"(?<![\w.\-/:])(?P<d>\d{1,2})\.(?P<mo>\d{1,2})\.(?!\d)") if lang.dotted_date else None
+            r"(?<![\w.\-/:])(?P<d>\d{1,2})\.(?P<mo>\d{1,2})\.(?!\d)(?P<end>(?=\s*$))?"
+        ) if lang.dotted_date else None
         self.dash_re = re.compile(
             rf"(?P<pre>\b(?:{lang.short_date_before}) )(?P<d>\d{{1,2}})-(?P<mo>\d{{1,2}})"
             r"(?![\w-]|[.,]\d)")
@@ -81,8 +82,9 @@ class DatePasses:
 
         text = sub(self.iso_re, numeric, text)
         text = sub(self.numeric_re, numeric, text)
-        if self.dotted_re is not None:
-            text = sub(self.dotted_re, numeric, text)
+        if self.dotted_re is not None:  # the date's last dot also ends the sentence
+            text = sub(self.dotted_re, lambda m: (numeric(m) or m.group(0)) + (
+                "." if m.group("end") is not None else ""), text)
         text = sub(self.dash_re, lambda m: m.group("pre") + (numeric(m) or m.group(0)[len(
             m.group("pre")):]), text)
 

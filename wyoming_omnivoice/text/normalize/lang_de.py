@@ -80,7 +80,7 @@ def _ordinal(value: int, suffix: str, ctx: Context) -> str:
 
 def _date(day: int, month: int, year: int | None, ctx: Context) -> str:
     ordinal = N.ordinal(day, "de")
-    if ctx.before in _WEAK_EN or ctx.before in ("bis", "vom"):
+    if ctx.before in _WEAK_EN or ctx.before in _WEEKDAYS.values():
         ordinal += "n"
     elif ctx.before not in _WEAK_E:
         ordinal += "r"

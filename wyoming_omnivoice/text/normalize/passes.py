@@ -114,6 +114,7 @@ class Passes:
         after_word = lang.abbreviations_after_word
         self.after_word_re = re.compile(
             rf"(?P<w>\b[A-ZÀ-Ý][\w-]*?)(?P<sp> ?)(?P<abbr>{alternation(after_word)})(?!\w)"
+            r"(?P<end>(?=\s*$))?"
         ) if after_word else None
         self.ordinal_re = re.compile(rf"(?<![\w.,])(?P<n>\d+)(?P<suf>{lang.ordinal_suffix})(?!\w)")
         self.dot_ordinal_re = re.compile(
@@ -175,7 +176,8 @@ class Passes:
         lang = self.lang
         if self.after_word_re is not None:
             text = sub(self.after_word_re, lambda m: m.group("w") + m.group("sp")
-                       + lang.abbreviations_after_word[m.group("abbr")], text)
+                       + lang.abbreviations_after_word[m.group("abbr")]
+                       + ("." if m.group("end") is not None else ""), text)
 
         def expand(match: re.Match[str]) -> str:
             abbr = match.group("abbr")
