@@ -118,6 +118,7 @@ RULES = Language(
         "etc.": "et cetera", "Std.": "Stunden", "Tel.": "Telefon", "Nr.": "Nummer",
     },
     abbreviations_after_word={"str.": "straße"},
+    per_words=r"pro|je",
     number_abbreviations=(frozenset({"Nr.", "Nr"}), "Nummer"),
     year_before=r"im Jahre?|Jahr|seit|bis|ab|von|aus|vor|nach|Baujahr|Anfang|Ende|Mitte"
                 r"|Im Jahre?|Seit|Ab|Von|Bis",

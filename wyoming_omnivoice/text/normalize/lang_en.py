@@ -51,6 +51,7 @@ RULES = Language(
         "Nov.": "November", "Dec.": "December",
     },
     abbreviations_after_word={"St.": "Street", "Rd.": "Road", "Ave.": "Avenue"},
+    per_words=r"per",
     number_abbreviations=(frozenset({"No.", "no.", "#"}), "number"),
     ordinal_suffix=r"(?i:st|nd|rd|th)",
     year_before=r"(?i:in|since|from|until|till|by|year|of|around|circa|before|after|during"

@@ -73,6 +73,7 @@ RULES = Language(
         "ecc.": "eccetera", "ca.": "circa", "pag.": "pagina", "max.": "massimo",
         "min.": "minimo", "p.es.": "per esempio", "ad es.": "ad esempio", "tel.": "telefono",
     },
+    per_words=r"al|per|ogni",
     number_abbreviations=(frozenset({"n.", "N.", "nº", "n°"}), "numero"),
     ordinal_suffix=r"(?:[ºª°])",
     phone_extra=r"3\d\d[ ]\d{6,7}",

@@ -42,6 +42,7 @@ RULES = Language(
         "St.": "Sint", "mr.": "meester", "Mr.": "meester", "ir.": "ingenieur",
         "tel.": "telefoon",
     },
+    per_words=r"per",
     number_abbreviations=(frozenset({"nr.", "Nr.", "nr"}), "nummer"),
     ordinal_suffix=r"(?:ste|de|e)",
     year_before=r"in|sinds|tot|vanaf|jaar|uit|rond|In|Sinds|Vanaf|Tot",

@@ -29,6 +29,18 @@ def _turkish_spacing(words: str) -> str:
     return _TR_SPLIT_RE.sub(" ", words).replace("mily on", "milyon")
 
 
+_VI_TENS_RE = re.compile(r"\b(nghìn|triệu|tỷ) lẻ (?=mười\b|\S+ mươi\b)")
+_VI_UNITS_RE = re.compile(r"\b(nghìn|triệu|tỷ) lẻ ")
+
+
+def _vietnamese_zero_hundreds(words: str) -> str:
+    """An empty hundreds place after nghìn/triệu is said "không trăm": 1013 is "một nghìn
+    không trăm mười ba", 1005 "một nghìn không trăm lẻ năm" (num2words: "một nghìn lẻ
+    mười ba")."""
+    words = _VI_TENS_RE.sub(r"\1 không trăm ", words)
+    return _VI_UNITS_RE.sub(r"\1 không trăm lẻ ", words)
+
+
 @dataclass(frozen=True)
 class Other:
     """What differs between the simple languages."""
@@ -41,6 +53,8 @@ class Other:
     """The percent sign is written before the number ("%85", Turkish)."""
     hour_word: str = ""
     """Word after the hour of a clock time ("mười giờ ba mươi")."""
+    grouped_fraction: bool = False
+    """Read a short fraction as a number ("virgül kırk beş") instead of digit by digit."""
     ordinal_pattern: str = r"(?!x)x"
     """Regex of a written ordinal with a group ``n`` ("ke-2", "2.")."""
     fix: Callable[[str], str] = lambda words: words
@@ -51,7 +65,10 @@ class Other:
     def number(self, negative: bool, integer: str, fraction: str) -> str:
         words = self.cardinal(int(integer))
         if fraction:
-            digits = " ".join(self.cardinal(int(d)) for d in fraction)
+            if self.grouped_fraction and len(fraction) <= 2 and not fraction.startswith("0"):
+                digits = self.cardinal(int(fraction))
+            else:
+                digits = " ".join(self.cardinal(int(d)) for d in fraction)
             words = f"{words} {self.decimal_word} {digits}"
         return f"{self.minus_word} {words}" if negative else words
 
@@ -64,10 +81,10 @@ LANGUAGES = {
     "id": Other("id", decimal_word="koma", minus_word="minus", percent_word="persen",
                 ordinal_pattern=r"\bke-(?P<n>\d+)\b"),
     "vi": Other("vi", decimal_word="phẩy", minus_word="âm", percent_word="phần trăm",
-                hour_word="giờ"),
+                hour_word="giờ", grouped_fraction=True, fix=_vietnamese_zero_hundreds),
     "tr": Other("tr", decimal_word="virgül", minus_word="eksi", percent_word="yüzde",
-                percent_first=True, ordinal_pattern=r"(?<![\w.,])(?P<n>\d{1,3})\.(?= \w)",
-                fix=_turkish_spacing),
+                percent_first=True, grouped_fraction=True,
+                ordinal_pattern=r"(?<![\w.,])(?P<n>\d{1,3})\.(?= \w)", fix=_turkish_spacing),
 }
 #: Languages whose rules here are on by default.
 ENABLED: frozenset[str] = frozenset(LANGUAGES)

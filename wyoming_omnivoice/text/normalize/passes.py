@@ -87,6 +87,9 @@ class Passes:
         # a dot after the unit is the abbreviation's when a lower-case word follows ("5 Min. lang")
         self.unit_re = re.compile(rf"{lead}{num}(?P<space>\s?)(?P<unit>{units})(?![\w/²³])"
                                   r"(?:\.(?=\s+[a-zäöüßàâçéèêëîïôûùñ]))?")
+        alone = alternation(u for u in [*W.UNITS, *W.UNIT_ALIASES] if len(u) > 1)
+        self.unit_alone_re = re.compile(
+            rf"(?P<per>\b(?:{lang.per_words}) )(?P<unit>{alone})(?![\w/²³])")
         self.duration_re = re.compile(
             rf"{lead}(?P<h>\d+)\s?(?:h|Std\.?)\s+(?P<m>\d+)\s?(?:min|Min)\b"
             r"(?:\s+(?P<s>\d+)\s?(?:s|Sek)\b)?(?:\.(?=\s+[a-zäöüßàâçéèêëîïôûùñ]))?"
@@ -159,6 +162,8 @@ class Passes:
         text = sub(self.range_re, self.number_range, text)
         text = sub(self.duration_re, self.duration_match, text)
         text = sub(self.unit_re, self.unit, text)
+        text = sub(self.unit_alone_re, lambda m: m.group("per") + W.UNITS[
+            W.UNIT_ALIASES.get(m.group("unit"), m.group("unit"))][lang.code][0], text)
         text = self.abbreviations(text)
         text = sub(self.ordinal_re, lambda m: lang.ordinal_words(
             int(m.group("n")), m.group("suf"), context(m)), text)

@@ -61,6 +61,8 @@ class Language:
     """Abbreviations -> words, matched case-sensitively at word boundaries."""
     abbreviations_after_word: Mapping[str, str] = field(default_factory=dict)
     """Abbreviations glued to or after a capitalised word ("Hauptstr.", "Main St.")."""
+    per_words: str = r"(?!x)x"
+    """Regex of words after which a unit stands alone ("per kWh" -> "per kilowatt hour")."""
     titles_before_name: Mapping[str, str] = field(default_factory=dict)
     number_abbreviations: tuple[frozenset[str], str] = (frozenset(), "")
     ordinal_suffix: str = r"(?!x)x"
