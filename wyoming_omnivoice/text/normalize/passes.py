@@ -128,7 +128,7 @@ class Passes:
         )
         # a model number after an upper-case name: "RTX 4090", "GTX 970"
         self.model_re = re.compile(
-            r"(?<![\w])(?P<m>[A-Z]{2,}[A-Za-z]*[- ]?)(?P<d>\d{3,4})(?!\w|[.,]\d)")
+            r"(?<![\w])(?P<m>[A-Z]{2}[A-Za-z]*+[- ]?)(?P<d>\d{3,4})(?!\w|[.,]\d)")
         self.number_re = re.compile(rf"(?<![\w.,]){num}(?![\w]|[.,:]\d)")
         self.phone_re = re.compile(
             r"(?<![\w.,+-])(?:\+\d[\d \-]{5,}\d|(?:\(\d{3}\)\s?|\d{3}-)?\d{3}-\d{4}"

@@ -50,7 +50,7 @@ _PHONE_RE = re.compile(
     r"|0\d{2,3}[ -]\d{7,8})(?![\d.])"
 )
 _IP_RE = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
-_MODEL_RE = re.compile(r"(?<![A-Za-z])(?P<m>[A-Z]{2,}[A-Za-z]*[- ]?)(?P<d>\d{3,4})(?![\d.])")
+_MODEL_RE = re.compile(r"(?<![A-Za-z])(?P<m>[A-Z]{2}[A-Za-z]*+[- ]?)(?P<d>\d{3,4})(?![\d.])")
 _UNIT_ALT = _alternation(list(_UNITS))
 _RANGE_RE = re.compile(
     rf"(?<![\d\-.])(?P<a>\d{{1,4}}(?:\.\d+)?)\s?[-~～–]\s?(?P<b>\d{{1,4}}(?:\.\d+)?)"
