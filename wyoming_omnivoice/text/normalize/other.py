@@ -1,10 +1,14 @@
 """Other languages that num2words knows: numbers, decimals, ordinals, times, percentages.
 
 A language here has a small `Other` table (decimal word, percent word, how a clock time and
-an ordinal are written and said). Its rules are on by default (`ENABLED`) only where
-Home Assistant-style replies pass their tests (``tests/normalize_cases/``); every other
-num2words language gets plain numbers when a voice asks for normalisation, and none by
-default, as upstream does.
+an ordinal are written and said). Turkish, Indonesian and Vietnamese have hand-made tables
+and are on by default (`ENABLED`): their Home Assistant-style replies pass their tests
+(``tests/normalize_cases/``). Every other language that num2words knows gets a table made
+from num2words itself (its decimal and minus words, ``to="ordinal"``) plus the percent word
+where it does not change with the number; those are off by default, as upstream has no
+normalisation, and run only when a voice asks for it (``normalize_text: true``). Most of
+them need noun agreement ("um"/"uma hora", "en"/"ett år", Slavic case after numbers) before
+they can pass such tests.
 """
 
 from __future__ import annotations
@@ -57,12 +61,19 @@ class Other:
     """Read a short fraction as a number ("virgül kırk beş") instead of digit by digit."""
     ordinal_pattern: str = r"(?!x)x"
     """Regex of a written ordinal with a group ``n`` ("ke-2", "2.")."""
+    spaced: bool = True
+    """Words are separated by spaces (False: Japanese, Thai)."""
+    decimal_point: bool = False
+    """The decimal separator is "." and "," groups thousands (Japanese, Hebrew, Thai ...)."""
     fix: Callable[[str], str] = lambda words: words
 
     def cardinal(self, value: int) -> str:
         return self.fix(N.cardinal(value, self.code))
 
     def number(self, negative: bool, integer: str, fraction: str) -> str:
+        if not self.decimal_word:  # num2words says decimals and signs in its own grammar
+            text = ("-" if negative else "") + integer + (f".{fraction}" if fraction else "")
+            return self.fix(num2words(Decimal(text) if fraction else int(text), lang=self.code))
         words = self.cardinal(int(integer))
         if fraction:
             if self.grouped_fraction and len(fraction) <= 2 and not fraction.startswith("0"):
@@ -89,49 +100,79 @@ LANGUAGES = {
 #: Languages whose rules here are on by default.
 ENABLED: frozenset[str] = frozenset(LANGUAGES)
 
-_NUM = r"(?P<sign>[-−](?=\d))?(?P<int>\d{1,3}(?:\.\d{3})+(?![\d])|\d+)(?:,(?P<frac>\d+))?"
-_PLAIN_NUMBER_RE = re.compile(
-    r"(?<![0-9A-Za-zÀ-ÿ.,])(?P<sign>[-−](?=\d))?(?P<int>\d+)(?:\.(?P<frac>\d+))?"
-    r"(?![0-9A-Za-zÀ-ÿ]|[.,:]\d)"
-)
+# Percent words that do not change with the number, for the languages that are off.
+_PERCENT = {"pt": "por cento", "sv": "procent", "da": "procent", "no": "prosent",
+            "ca": "per cent", "is": "prósent", "fi": "prosenttia", "hu": "százalék",
+            "pl": "procent", "sr": "posto", "ja": "パーセント", "ko": "퍼센트",
+            "th": "เปอร์เซ็นต์", "az": "faiz", "fa": "درصد", "cy": "y cant"}
+_DOT_DECIMAL = frozenset({"am", "bn", "cy", "fa", "he", "ja", "kn", "ko", "te", "th"})
+_DOT_ORDINAL = frozenset({"cs", "da", "fi", "hu", "is", "lv", "no", "pl", "sk", "sl", "sr"})
+_ORDINAL_SUFFIX = {"pt": r"(?<![\w.,])(?P<n>\d{1,3})[ºª°](?!\w)"}
+
+
+def _from_num2words(code: str) -> Other:
+    ordinal = (r"(?<![\w.,])(?P<n>\d{1,3})\.(?= \w)" if code in _DOT_ORDINAL
+               else _ORDINAL_SUFFIX.get(code, r"(?!x)x"))
+    return Other(code, decimal_word="", minus_word="", percent_word=_PERCENT.get(code, ""),
+                 ordinal_pattern=ordinal, decimal_point=code in _DOT_DECIMAL,
+                 spaced=code not in ("ja", "th"))
+
+
+def _number_re(dot: bool) -> str:
+    thousands, fraction = (",", r"\.") if dot else (r"\.", ",")
+    return (rf"(?P<sign>[-−](?=\d))?(?P<int>\d{{1,3}}(?:{thousands}\d{{3}})+(?![\d])|\d+)"
+            rf"(?:{fraction}(?P<frac>\d+))?")
+
+
 _TIME_RE = re.compile(r"(?<![\w.:,])(?P<h>[01]?\d|2[0-3])[:.](?P<m>[0-5]\d)(?![\d:])")
-_NUMBER_RE = re.compile(rf"(?<![\w.,]){_NUM}(?![\w]|[.,:]\d)")
-_PERCENT_AFTER_RE = re.compile(rf"(?<![\w.,]){_NUM}\s?%")
-_PERCENT_BEFORE_RE = re.compile(rf"%\s?{_NUM}(?![\d])")
+# Latin letters and digits end a number; CJK and other scripts may touch it ("5日").
+_LATIN = "0-9A-Za-zÀ-ÿ"
+_PATTERNS = {
+    dot: (re.compile(rf"(?<![{_LATIN}.,]){_number_re(dot)}(?![{_LATIN}]|[.,:]\d)"),
+          re.compile(rf"(?<![{_LATIN}.,]){_number_re(dot)}\s?[%％]"),
+          re.compile(rf"[%％]\s?{_number_re(dot)}(?![\d])"))
+    for dot in (False, True)
+}
 
 
 def rules(code: str) -> Callable[[str], str] | None:
-    """The rewrite for ``code``: its `Other` table, or plain numbers, or None."""
+    """The rewrite for ``code``: its `Other` table, one made from num2words, or None."""
     table = LANGUAGES.get(code)
-    if table is not None:
-        return lambda segment: _rewrite(segment, table)
-    if code not in CONVERTER_CLASSES:
-        return None
-    from wyoming_omnivoice.text.normalize.passes import sub
-
-    def words(match: re.Match[str]) -> str | None:
-        text = match.group(0).replace("−", "-")
-        try:
-            return num2words(Decimal(text) if "." in text else int(text), lang=code)
-        except (InvalidOperation, NotImplementedError, OverflowError, ValueError):
+    if table is None:
+        if code not in CONVERTER_CLASSES:
             return None
-
-    return lambda segment: sub(_PLAIN_NUMBER_RE, words, segment)
+        table = _from_num2words(code)
+    return lambda segment: _rewrite(segment, table)
 
 
 def _rewrite(text: str, lang: Other) -> str:
     from wyoming_omnivoice.text.normalize.passes import sub
 
-    def number(match: re.Match[str]) -> str:
-        integer = match.group("int").replace(".", "")
-        return lang.number(bool(match.group("sign")), integer, match.group("frac") or "")
+    number_re, percent_after_re, percent_before_re = _PATTERNS[lang.decimal_point]
+    group = "," if lang.decimal_point else "."
 
-    def percent(match: re.Match[str]) -> str:
-        return f"{lang.percent_word} {number(match)}" if lang.percent_first else \
-            f"{number(match)} {lang.percent_word}"
+    def number(match: re.Match[str]) -> str | None:
+        integer = match.group("int").replace(group, "")
+        try:
+            return lang.number(bool(match.group("sign")), integer, match.group("frac") or "")
+        except (InvalidOperation, NotImplementedError, OverflowError, ValueError):
+            return None
+
+    def percent(match: re.Match[str]) -> str | None:
+        words = number(match)
+        if words is None or not lang.percent_word:
+            return None
+        space = " " if lang.spaced else ""
+        return f"{lang.percent_word}{space}{words}" if lang.percent_first else \
+            f"{words}{space}{lang.percent_word}"
+
+    def ordinal(match: re.Match[str]) -> str | None:
+        try:
+            return lang.fix(N.ordinal(int(match.group("n")), lang.code))
+        except (NotImplementedError, OverflowError, ValueError):
+            return None
 
     text = sub(_TIME_RE, lambda m: lang.time(int(m.group("h")), int(m.group("m"))), text)
-    text = sub(_PERCENT_BEFORE_RE if lang.percent_first else _PERCENT_AFTER_RE, percent, text)
-    text = sub(re.compile(lang.ordinal_pattern),
-               lambda m: lang.fix(N.ordinal(int(m.group("n")), lang.code)), text)
-    return sub(_NUMBER_RE, number, text)
+    text = sub(percent_before_re if lang.percent_first else percent_after_re, percent, text)
+    text = sub(re.compile(lang.ordinal_pattern), ordinal, text)
+    return sub(number_re, number, text)
