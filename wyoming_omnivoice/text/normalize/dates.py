@@ -1,7 +1,8 @@
 """Date and clock-time passes for alphabetic languages.
 
 Dates: ISO ("2024-03-05"), numeric with a year ("05.03.2024", "3/5/2024"), numeric without
-one ("24.12.", "24/12", Dutch "op 1-12"), and month names ("5. März", "Dec 3rd",
+one after a word that introduces a date ("am 24.12.", "on 12/24", Dutch "op 1-12"), and
+month names ("5. März", "Dec 3rd",
 "1er mars"). Times: "10:30", "10.30 Uhr", "10h30", "7pm". How each is said comes from the
 language's `date_words` / `time_words`.
 """
@@ -34,14 +35,15 @@ class DatePasses:
             rf"(?<![\w.\-/])(?P<{first}>\d{{1,2}})(?P<sep>[./-])(?P<{second}>\d{{1,2}})(?P=sep)"
             r"(?P<y>\d{4})(?![\w\-/])"
         )
-        self.slash_re = re.compile(
-            r"(?<![\w.\-/:])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/]|[.,]\d)")
+        # A day and month without a year ("24/12", "24.12.", "1-12") is a date only after a
+        # word that introduces one ("on", "am", "le", "op"): "1/2 cup" stays a fraction.
+        pre = rf"(?P<pre>\b(?:{lang.date_before}),? )"
+        self.slash_re = re.compile(pre + r"(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/]|[.,]\d)")
         self.dotted_re = re.compile(
-            r"(?<![\w.\-/:])(?P<d>\d{1,2})\.(?P<mo>\d{1,2})\.(?!\d)(?P<end>(?=\s*$))?"
+            pre + r"(?P<d>\d{1,2})\.(?P<mo>\d{1,2})\.(?!\d)(?P<end>(?=\s*$))?"
         ) if lang.dotted_date else None
         self.dash_re = re.compile(
-            rf"(?P<pre>\b(?:{lang.short_date_before}) )(?P<d>\d{{1,2}})-(?P<mo>\d{{1,2}})"
-            r"(?![\w-]|[.,]\d)")
+            pre + r"(?P<d>\d{1,2})-(?P<mo>\d{1,2})(?![\w-]|[.,]\d)") if lang.dash_date else None
         months = list(lang.months)
         self.months = {name.lower(): i + 1 for i, name in enumerate(months)}
         for name in months:
@@ -82,18 +84,20 @@ class DatePasses:
 
         text = sub(self.iso_re, numeric, text)
         text = sub(self.numeric_re, numeric, text)
-        if self.dotted_re is not None:  # the date's last dot also ends the sentence
-            text = sub(self.dotted_re, lambda m: (numeric(m) or m.group(0)) + (
-                "." if m.group("end") is not None else ""), text)
-        text = sub(self.dash_re, lambda m: m.group("pre") + (numeric(m) or m.group(0)[len(
-            m.group("pre")):]), text)
-
-        def slash(match: re.Match[str]) -> str | None:
-            a, b = int(match.group("a")), int(match.group("b"))
+        def short(match: re.Match[str]) -> str | None:
+            a, b = int(match.group("a" if "a" in match.groupdict() else "d")), int(
+                match.group("b" if "b" in match.groupdict() else "mo"))
             day, month = (a, b) if lang.day_first or a > 12 else (b, a)
-            return self._date(match, day, month, None)
+            pre = match.group("pre")
+            words = self._date(match, day, month, None, before=pre.strip(" ,"))
+            if words is None:
+                return None
+            end = "." if match.groupdict().get("end") is not None else ""
+            return pre + words + end  # the date's last dot also ends the sentence
 
-        text = sub(self.slash_re, slash, text)
+        for pattern in (self.dotted_re, self.dash_re, self.slash_re):
+            if pattern is not None:
+                text = sub(pattern, short, text)
 
         def named(match: re.Match[str]) -> str | None:
             year = match.group("year")
@@ -104,10 +108,14 @@ class DatePasses:
             text = sub(self.month_day_re, named, text)
         return sub(self.day_month_re, named, text)
 
-    def _date(self, match: re.Match[str], day: int, month: int, year: int | None) -> str | None:
+    def _date(self, match: re.Match[str], day: int, month: int, year: int | None,
+              before: str | None = None) -> str | None:
         if not (1 <= month <= 12 and 1 <= day <= 31):
             return None
-        return self.lang.date_words(day, month, year, self._context(match))
+        ctx = self._context(match)
+        if before is not None:
+            ctx = Context(before=before, after=ctx.after)
+        return self.lang.date_words(day, month, year, ctx)
 
     def times(self, text: str) -> str:
         text = self._sub(self.time_re, self.time, text)

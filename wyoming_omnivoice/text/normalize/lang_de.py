@@ -118,6 +118,8 @@ RULES = Language(
         "etc.": "et cetera", "Std.": "Stunden", "Tel.": "Telefon", "Nr.": "Nummer",
     },
     abbreviations_after_word={"str.": "straße"},
+    date_before=r"am|vom|bis|zum|ab|seit|den|dem|der|Am|Vom|Bis|Ab|Seit|"
+                + "|".join(_WEEKDAYS.values()),
     per_words=r"pro|je",
     number_abbreviations=(frozenset({"Nr.", "Nr"}), "Nummer"),
     year_before=r"im Jahre?|Jahr|seit|bis|ab|von|aus|vor|nach|Baujahr|Anfang|Ende|Mitte"

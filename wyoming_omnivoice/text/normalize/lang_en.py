@@ -51,6 +51,8 @@ RULES = Language(
         "Nov.": "November", "Dec.": "December",
     },
     abbreviations_after_word={"St.": "Street", "Rd.": "Road", "Ave.": "Avenue"},
+    date_before=r"on|by|until|till|from|since|before|after|is|for|On|By|Until|From|Since"
+                r"|Before|After",
     per_words=r"per",
     number_abbreviations=(frozenset({"No.", "no.", "#"}), "number"),
     ordinal_suffix=r"(?i:st|nd|rd|th)",

@@ -77,6 +77,7 @@ RULES = Language(
         "aprox.": "aproximadamente", "Ud.": "usted", "Uds.": "ustedes", "Avda.": "avenida",
         "máx.": "máximo", "mín.": "mínimo", "tel.": "teléfono", "C/": "calle",
     },
+    date_before=r"el|del|al|desde|hasta|El|Desde|Hasta",
     per_words=r"por|el|cada",
     number_abbreviations=(frozenset({"núm.", "nº", "n.º", "Nº", "N.º"}), "número"),
     ordinal_suffix=r"(?:\.?[ºª°])",

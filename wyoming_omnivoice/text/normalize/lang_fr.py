@@ -51,6 +51,7 @@ RULES = Language(
         "bd": "boulevard", "max.": "maximum", "min.": "minimum", "tél.": "téléphone",
     },
     titles_before_name={"M.": "Monsieur"},
+    date_before=r"le|du|au|depuis|dès|Le|Du|Au|Depuis|Dès",
     per_words=r"le|la|par",
     number_abbreviations=(frozenset({"n°", "N°", "no", "No"}), "numéro"),
     ordinal_suffix=r"(?:er|re|ère|ème|eme|e|ᵉʳ|ᵉ)",

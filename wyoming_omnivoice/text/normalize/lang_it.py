@@ -73,6 +73,7 @@ RULES = Language(
         "ecc.": "eccetera", "ca.": "circa", "pag.": "pagina", "max.": "massimo",
         "min.": "minimo", "p.es.": "per esempio", "ad es.": "ad esempio", "tel.": "telefono",
     },
+    date_before=r"il|dal|al|entro|Il|Dal|Entro",
     per_words=r"al|per|ogni",
     number_abbreviations=(frozenset({"n.", "N.", "nº", "n°"}), "numero"),
     ordinal_suffix=r"(?:[ºª°])",

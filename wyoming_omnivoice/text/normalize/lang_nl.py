@@ -47,7 +47,7 @@ RULES = Language(
     ordinal_suffix=r"(?:ste|de|e)",
     year_before=r"in|sinds|tot|vanaf|jaar|uit|rond|In|Sinds|Vanaf|Tot",
     time_suffix=r"uur\b|u\b",
-    short_date_before=r"op|vanaf|sinds|per|tot|voor|na|Op|Vanaf|Per",
+    date_before=r"op|vanaf|sinds|per|tot|voor|na|Op|Vanaf|Per|Sinds", dash_date=True,
     ordinal_words=lambda value, suffix, ctx: N.ordinal(value, "nl"),
     time_words=_time,
     date_words=_date,

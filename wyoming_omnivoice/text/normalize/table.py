@@ -79,8 +79,10 @@ class Language:
     """Times may be written with "h" between hour and minutes ("10h30")."""
     day_first: bool = True
     """Numeric dates are day/month (False: month/day, as in US English)."""
-    short_date_before: str = r"(?!x)x"
-    """Regex of words before a day-month date written with "-" (Dutch "op 1-12")."""
+    date_before: str = r"(?!x)x"
+    """Regex of words that introduce a date without a year ("on 12/24", "am 24.12.")."""
+    dash_date: bool = False
+    """A day and month may be written "1-12" (Dutch)."""
     dotted_date: bool = False
     """A day and month may be written "24.12." (German)."""
     ordinal_dot: bool = False
