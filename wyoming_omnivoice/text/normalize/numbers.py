@@ -55,7 +55,7 @@ def parse(match: re.Match[str]) -> Num:
 def cardinal(value: int, lang: str) -> str:
     if value >= _TOO_LARGE:
         return digits(str(value), lang)
-    words = num2words(value, lang=lang)
+    words = str(num2words(value, lang=lang))
     return words.replace(",", "") if lang == "en" else words
 
 
@@ -65,11 +65,11 @@ def digits(text: str, lang: str, zero: str | None = None) -> str:
 
 
 def ordinal(value: int, lang: str) -> str:
-    return num2words(value, lang=lang, to="ordinal")
+    return str(num2words(value, lang=lang, to="ordinal"))
 
 
 def year(value: int, lang: str) -> str:
-    return num2words(value, lang=lang, to="year")
+    return str(num2words(value, lang=lang, to="year"))
 
 
 def pairs(text: str, lang: str, oh: str | None = None) -> str:
