@@ -168,9 +168,11 @@ class AnchorCache:
             group = missing[start:start + max(1, batch_size)]
             _LOGGER.info("Generating the anchor for voice %s",
                          ", ".join(repr(preset.name) for preset in group))
+            from wyoming_omnivoice import SynthesisRequest
+
             items = [
-                {"text": anchor_text_for(p), "language": p.language, "instruct": p.instruct,
-                 "speed": p.speed, "seed": ANCHOR_SEED}
+                SynthesisRequest(text=anchor_text_for(p), language=p.language,
+                                 instruct=p.instruct, speed=p.speed, seed=ANCHOR_SEED)
                 for p in group
             ]
             codes_list = engine.generate_codes_batch(items, options=options)
