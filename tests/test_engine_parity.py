@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from wyoming_omnivoice import DecodeOptions, Engine
+from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 from wyoming_omnivoice.engine.languages import resolve_language
 
 HERE = Path(__file__).parent
@@ -68,9 +68,7 @@ def test_prompt_matches_upstream(engine: Engine, case: dict[str, Any]) -> None:
     assert prompt.audio_start == case["audio_start"]
 
 
-def engine_request(inputs: dict[str, Any]):
-    from wyoming_omnivoice import SynthesisRequest
-
+def engine_request(inputs: dict[str, Any]) -> SynthesisRequest:
     return SynthesisRequest(**kwargs_of(inputs))
 
 
@@ -85,7 +83,7 @@ def test_codes_match_upstream_token_for_token(engine: Engine, case: dict[str, An
 @pytest.mark.parametrize("batch", GOLDEN["batches"], ids=lambda b: "+".join(b["names"]))
 def test_batched_codes_match_upstream_batch(engine: Engine, batch: dict[str, Any]) -> None:
     by_name = {c["name"]: c for c in CASES if c["config"] == batch["config"]}
-    requests = [kwargs_of(by_name[name]["inputs"]) for name in batch["names"]]
+    requests = [engine_request(by_name[name]["inputs"]) for name in batch["names"]]
     results = engine.generate_codes_batch(requests, options=DecodeOptions(**batch["options"]))
     for result, expected, frames in zip(results, batch["codes"], batch["num_frames"],
                                         strict=True):

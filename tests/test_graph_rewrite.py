@@ -97,7 +97,7 @@ def test_anything_else_is_left_alone(change: dict[str, object]) -> None:
 
 
 def test_engine_loads_the_rewritten_backbone(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.DEBUG, logger="wyoming_omnivoice.engine.core"):
+    with caplog.at_level(logging.DEBUG, logger="wyoming_omnivoice.engine.graphs"):
         engine = Engine.load(TINY, device="cpu")
     layers = op_count(onnx.load(str(BACKBONE), load_external_data=False), "Softmax")
     assert f"removed {layers} softmax NaN guards" in caplog.text

@@ -7,15 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wyoming_omnivoice import DecodeOptions, Engine
+from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 from wyoming_omnivoice.engine.iobinding import StepRunner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models"
 DETERMINISTIC = DecodeOptions(position_temperature=0.0, class_temperature=0.0)
 REQUESTS = [
-    {"text": "Hello world.", "language": "en", "seed": 1},
-    {"text": "The kitchen lights are now off, good night.", "seed": 2},
-    {"text": "Bonjour!", "instruct": "female, low pitch", "seed": 3},
+    SynthesisRequest(text="Hello world.", language="en", seed=1),
+    SynthesisRequest(text="The kitchen lights are now off, good night.", seed=2),
+    SynthesisRequest(text="Bonjour!", instruct="female, low pitch", seed=3),
 ]
 OPTIONS = [
     DETERMINISTIC,

@@ -8,13 +8,13 @@ chunks as upstream ``_generate_chunked`` does, and runs the vocoder and post-pro
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
 
 from . import model_files
 from .decoder import (
@@ -27,15 +27,16 @@ from .decoder import (
     natural_length,
 )
 from .duration import estimate_num_frames
-from .graph_rewrite import strip_nan_guards
+from .graphs import GraphSet, load_graphs
 from .instruct import normalize_instruct
 from .iobinding import StepRunner
 from .languages import resolve_language
-from .model_files import ModelError, ModelPaths
+from .model_files import ModelPaths
 from .postprocess import cross_fade_chunks, post_process
 from .prompt import PromptBuilder
-from .scoring import MASK_ID, NUM_CODEBOOKS, build_scoring_model
-from .sessions import Graph, ProviderChoice, choose_providers
+from .reference import ReferenceEncoder, VoicePrompt
+from .scoring import MASK_ID, NUM_CODEBOOKS
+from .sessions import choose_providers
 from .text import chunk_text_punctuation
 
 _LOGGER = logging.getLogger(__name__)
@@ -51,12 +52,6 @@ PRECISIONS = ("fp32", "fp16")
 ROW_BUCKETS = (1, 2, 4, 8, 16)
 #: A Home Assistant reply at the 60-character limit of a "short" reply, for warm-up.
 SHORT_REPLY = "The living room lights are on and it is 21 degrees inside."
-
-_REQUEST_KEYS = (
-    "text", "language", "instruct", "ref_text", "ref_codes", "ref_rms", "speed",
-    "num_frames", "seed",
-)
-
 
 @dataclass(frozen=True)
 class SynthesisRequest:
@@ -96,66 +91,48 @@ class Engine:
     def __init__(
         self,
         paths: ModelPaths,
-        providers: ProviderChoice,
+        graphs: GraphSet,
         *,
         layout: str = "auto",
-        threads: int | None = None,
         io_binding: bool | None = None,
         buckets: bool | None = None,
-        cuda_graph: bool = False,
     ) -> None:
+        """An engine over loaded graphs (see :meth:`load`)."""
         self.paths = paths
-        self._providers = providers
-        self._threads = threads
+        self.graphs = graphs
         self.prompts = PromptBuilder(paths.tokenizer)
-        embeddings = Graph(paths.embeddings, providers, threads=threads)
-        embeddings.require(["input_ids", "audio_mask"], ["inputs_embeds"], exact=True)
-        backbone = _load_backbone(paths.backbone, providers, threads, cuda_graph=cuda_graph)
-        hidden_size = _hidden_size(backbone, embeddings)
-        heads_model = _load_heads(paths.heads)
-
-        def scorer_factory(sampling: bool, guided: bool) -> Graph:
-            variant = ", ".join(name for name, on in (("sampling", sampling),
-                                                      ("unguided", not guided)) if on)
-            return Graph(
-                paths.heads, providers, threads=threads,
-                label=f"scoring ({variant})" if variant else "scoring",
-                model_bytes=build_scoring_model(heads_model, hidden_size, sampling=sampling,
-                                                guided=guided),
-            )
-
-        scorer = scorer_factory(False, True)
-        self.vocoder = Graph(paths.vocoder, providers, threads=threads)
-        self.vocoder.require(["codes"], ["waveform_24k"], exact=True)
-        devices = {g.device for g in (embeddings, backbone, scorer, self.vocoder)}
-        self.device = "cuda" if devices == {"cuda"} else "cpu"
+        self.vocoder = graphs.vocoder
+        self.device = graphs.device
         on_cuda = self.device == "cuda"
+        backbone = graphs.backbone
         # On CUDA: tensors stay on the device between graphs, and lengths are bucketed so
         # allocations (and CUDA graphs, when enabled) are reused. Optional on CPU.
         use_buckets = on_cuda if buckets is None else buckets
         bucket_set = BUCKETS if use_buckets else None
         runner = None
         if on_cuda if io_binding is None else io_binding:
-            runner = StepRunner(embeddings, backbone, hidden_size,
+            runner = StepRunner(graphs.embeddings, backbone, graphs.hidden_size,
                                 cuda_graph=backbone.cuda_graph, buckets=bucket_set or ())
         self.decoder = Decoder(
-            embeddings, backbone, scorer, scorer_factory, hidden_size, layout=layout,
-            runner=runner, buckets=bucket_set,
+            graphs.embeddings, backbone, graphs.scorer(False, True), graphs.scorer,
+            graphs.hidden_size, layout=layout, runner=runner, buckets=bucket_set,
             row_buckets=ROW_BUCKETS if backbone.cuda_graph and use_buckets else None,
         )
-        self.hidden_size = hidden_size
-        if providers.device == "cuda" and self.device != "cuda":
+        self.hidden_size = graphs.hidden_size
+        if graphs.providers.device == "cuda" and not on_cuda:
             _LOGGER.warning(
                 "CUDA provider did not load for every graph (%s); running on CPU",
-                ", ".join(sorted(devices)),
+                ", ".join(sorted(graphs.devices)),
             )
-        _check_bidirectional(self.decoder, paths.backbone)
         self.fingerprint = paths.fingerprint()
-        self._reference_encoder: Any = None
+        self._reference_encoder: ReferenceEncoder | None = None
+        # encode_reference may be called from another thread than decodes (voice folders
+        # added while serving): its sessions are its own, only their creation is guarded.
+        self._reference_lock = threading.Lock()
         _LOGGER.info(
             "OmniVoice engine ready on %s (hidden %d, layout %s, io binding %s, buckets %s, "
             "CUDA graphs %s, model %s)",
-            self.device.upper(), hidden_size, layout, runner is not None, use_buckets,
+            self.device.upper(), self.hidden_size, layout, runner is not None, use_buckets,
             backbone.cuda_graph, paths.root,
         )
 
@@ -186,8 +163,13 @@ class Engine:
         providers = choose_providers(device)
         if device == "auto":
             _LOGGER.info("device auto: trying %s", providers.device.upper())
-        return cls(paths, providers, layout=layout, threads=threads, io_binding=io_binding,
-                   buckets=buckets, cuda_graph=cuda_graph)
+        # The fused SkipSimplifiedLayerNormalization of CUDA returns zeros for large fp16
+        # inputs (onnxruntime#29034); keep the fp16 backbone's RMSNorm unfused there.
+        disabled = ("SkipLayerNormFusion",) if precision == "fp16" and \
+            providers.device == "cuda" else ()
+        graphs = load_graphs(paths, providers, threads=threads, cuda_graph=cuda_graph,
+                             disabled_optimizers=disabled)
+        return cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets)
 
     def warm_up(self, lengths: Sequence[int] | None = None,
                 batch_sizes: Sequence[int] = (1,)) -> int:
@@ -220,6 +202,8 @@ class Engine:
 
     # -- planning ----------------------------------------------------------------------
     def _plan(self, request: SynthesisRequest, rng: np.random.Generator | None = None) -> _Plan:
+        if not isinstance(request, SynthesisRequest):
+            raise TypeError(f"requests must be SynthesisRequest, not {type(request).__name__}")
         if not isinstance(request.text, str):
             raise ValueError("text must be a string")
         language = resolve_language(request.language)
@@ -283,20 +267,11 @@ class Engine:
         return self._decode([self._plan(request)], options or DecodeOptions())[0]
 
     def generate_codes_batch(
-        self,
-        requests: Sequence[Mapping[str, Any]],
-        *,
-        options: DecodeOptions | None = None,
-        seed: int | None = None,
+        self, requests: Sequence[SynthesisRequest], *, options: DecodeOptions | None = None
     ) -> list[np.ndarray]:
-        """Decode several requests in one batch; per-item results equal single decodes.
-
-        ``seed`` seeds items that carry no ``seed`` of their own (item ``i`` gets
-        ``seed + i``).
-        """
-        plans = [
-            self._plan(_as_request(req, seed, index)) for index, req in enumerate(requests)
-        ]
+        """Decode several requests in one batch (no long-text splitting; ``ref_rms`` is
+        unused); per-item results equal single decodes."""
+        plans = [self._plan(request) for request in requests]
         if not plans:
             return []
         return self._decode(plans, options or DecodeOptions())
@@ -361,13 +336,15 @@ class Engine:
                                    ["waveform_24k"])
         return wave.reshape(-1).astype(np.float32, copy=False)
 
-    def encode_reference(self, wav: np.ndarray, sample_rate: int, ref_text: str) -> Any:
+    def encode_reference(self, wav: np.ndarray, sample_rate: int, ref_text: str
+                         ) -> VoicePrompt:
         """Encode a cloning reference into a ``VoicePrompt`` (codes, text, rms)."""
-        if self._reference_encoder is None:
-            from .reference import ReferenceEncoder
-
-            self._reference_encoder = ReferenceEncoder(self.paths.root, self._providers)
-        return self._reference_encoder.encode(wav, sample_rate, ref_text)
+        with self._reference_lock:
+            if self._reference_encoder is None:
+                self._reference_encoder = ReferenceEncoder(
+                    self.paths.root, self.graphs.providers, threads=self.graphs.threads)
+            encoder = self._reference_encoder
+        return encoder.encode(wav, sample_rate, ref_text)
 
     # -- helpers -------------------------------------------------------------------------
     def _chunk_plans(self, plan: _Plan) -> list[_Plan]:
@@ -382,31 +359,16 @@ class Engine:
         return [self._replan(plan, text=piece) for piece in pieces]
 
     def _replan(self, plan: _Plan, **changes: Any) -> _Plan:
-        values = {**plan.__dict__, **changes}
-        ref_codes = values["ref_codes"]
-        ref_len = int(ref_codes.shape[1]) if ref_codes is not None else None
-        values["num_frames"] = estimate_num_frames(
-            values["text"], values["ref_text"], ref_len, plan.speed
-        )
-        return _Plan(**values)
+        """``plan`` with other text or reference; the frame count is estimated again."""
+        changed = replace(plan, **changes)
+        ref_len = int(changed.ref_codes.shape[1]) if changed.ref_codes is not None else None
+        return replace(changed, num_frames=estimate_num_frames(
+            changed.text, changed.ref_text, ref_len, plan.speed))
 
     def _render(self, chunks: list[np.ndarray], ref_rms: float | None) -> np.ndarray:
         audio = [self.decode_audio(c) for c in chunks]
         joined = audio[0] if len(audio) == 1 else cross_fade_chunks(audio, SAMPLE_RATE)
         return post_process(joined, ref_rms)
-
-
-def _as_request(req: Mapping[str, Any] | SynthesisRequest, seed: int | None,
-                index: int) -> SynthesisRequest:
-    if isinstance(req, SynthesisRequest):
-        return req
-    unknown = set(req) - set(_REQUEST_KEYS)
-    if unknown:
-        raise ValueError(f"unknown request keys {sorted(unknown)}; allowed: {_REQUEST_KEYS}")
-    values = dict(req)
-    if values.get("seed") is None and seed is not None:
-        values["seed"] = seed + index
-    return SynthesisRequest(**values)
 
 
 def _check_ref_codes(ref_codes: Any) -> np.ndarray | None:
@@ -420,104 +382,3 @@ def _check_ref_codes(ref_codes: Any) -> np.ndarray | None:
     if codes.min() < 0 or codes.max() >= MASK_ID:
         raise ValueError("ref_codes must be in 0..1023")
     return codes.astype(np.int64)
-
-
-def _load_backbone(path: Path, providers: ProviderChoice, threads: int | None,
-                   *, cuda_graph: bool = False) -> Graph:
-    backbone = None
-    fp16 = path.name == model_files.BACKBONE_FP16
-    # The fused SkipSimplifiedLayerNormalization of CUDA returns zeros for large fp16
-    # inputs (onnxruntime#29034); keep the fp16 backbone's RMSNorm unfused there.
-    disabled = ("SkipLayerNormFusion",) if fp16 and providers.device == "cuda" else ()
-    rewritten = _backbone_without_nan_guards(path)
-    source: dict[str, Any] = {"disabled_optimizers": disabled}
-    if rewritten is not None:
-        source.update(model_bytes=rewritten, external_data_dir=path.parent)
-    if cuda_graph and providers.device == "cuda":
-        try:
-            backbone = Graph(path, providers, threads=threads, cuda_graph=True, **source)
-        except ModelError as err:
-            _LOGGER.warning("CUDA graphs unavailable for the backbone (%s); running without",
-                            err)
-    if backbone is None:
-        backbone = Graph(path, providers, threads=threads, **source)
-    if any(name.startswith("past_key_values") for name in backbone.inputs):
-        raise ModelError(
-            f"{path} is a causal decoder with a KV cache (onnx-community llm_decoder.onnx); "
-            "OmniVoice needs the bidirectional backbone llm_backbone_fp32.onnx from "
-            "dellusional/OmniVoice-ONNX-bidirectional."
-        )
-    backbone.require(["inputs_embeds", "attention_mask"], ["hidden_states"], exact=True)
-    mask_spec = backbone.inputs["attention_mask"]
-    if mask_spec.dtype is not np.bool_ or len(mask_spec.shape) != 4:
-        raise ModelError(
-            f"{path}: attention_mask must be a bool [B, 1, S, S] tensor, found "
-            f"{mask_spec.dtype.__name__} with rank {len(mask_spec.shape)}; this is not the "
-            "bidirectional OmniVoice backbone."
-        )
-    return backbone
-
-
-#: A backbone graph file larger than this carries its weights inline (the published graph
-#: is 9 MB with 1.7 GB of external data).
-_MAX_REWRITE_BYTES = 256 * 1024 * 1024
-
-
-def _backbone_without_nan_guards(path: Path) -> bytes | None:
-    """The backbone graph with its softmax NaN guards removed, or None to load the file.
-
-    See :mod:`.graph_rewrite`: exact, because no attention row is ever fully masked. A graph
-    that cannot be parsed here is left to onnxruntime, whose error names the file; so is a
-    graph with its weights inline (a copy of them in memory is not worth a few percent).
-    """
-    try:
-        if path.stat().st_size > _MAX_REWRITE_BYTES:
-            _LOGGER.debug("Backbone rewrite skipped: %s holds its weights inline", path)
-            return None
-        model = onnx.load(str(path), load_external_data=False)
-    except Exception as err:  # truncated or not ONNX: Graph() reports it
-        _LOGGER.debug("Backbone rewrite skipped, %s did not parse: %s", path, err)
-        return None
-    removed = strip_nan_guards(model)
-    if not removed:
-        return None
-    _LOGGER.debug("Backbone: removed %d softmax NaN guards (no mask row is ever empty)",
-                  removed)
-    return model.SerializeToString()
-
-
-def _hidden_size(backbone: Graph, embeddings: Graph) -> int:
-    for spec in (backbone.inputs["inputs_embeds"], embeddings.outputs["inputs_embeds"]):
-        if len(spec.shape) == 3 and isinstance(spec.shape[2], int):
-            return int(spec.shape[2])
-    ids = np.full((1, NUM_CODEBOOKS, 1), MASK_ID, dtype=np.int64)
-    (embeds,) = embeddings.run({"input_ids": ids, "audio_mask": np.ones((1, 1), bool)},
-                               ["inputs_embeds"])
-    return int(embeds.shape[-1])
-
-
-def _load_heads(path: Path) -> onnx.ModelProto:
-    try:
-        return onnx.load(str(path))
-    except Exception as err:
-        raise ModelError(f"Could not read {path}: {err}. Download it again.") from err
-
-
-def _check_bidirectional(decoder: Decoder, path: Path) -> None:
-    """Refuse a causal backbone: changing the last position must move earlier states."""
-    rng = np.random.default_rng(0)
-    length = 8
-    embeds = rng.standard_normal((1, length, decoder.hidden_size)).astype(np.float32)
-    mask = np.ones((1, 1, length, length), dtype=bool)
-    feeds = {"inputs_embeds": embeds, "attention_mask": mask}
-    (before,) = decoder.backbone.run(feeds, ["hidden_states"])
-    embeds[0, -1] = rng.standard_normal(decoder.hidden_size).astype(np.float32) * 4
-    (after,) = decoder.backbone.run(feeds, ["hidden_states"])
-    earlier = np.abs(after[0, :-1].astype(np.float32) - before[0, :-1].astype(np.float32))
-    if not np.all(np.isfinite(after)) or float(earlier.max()) <= 1e-6:
-        raise ModelError(
-            f"{path} is causal: changing the last position left earlier hidden states "
-            "unchanged. OmniVoice needs bidirectional attention; onnx-community's "
-            "llm_decoder.onnx cannot be used. Download llm_backbone_fp32.onnx from "
-            "dellusional/OmniVoice-ONNX-bidirectional."
-        )

@@ -404,8 +404,8 @@ class Decoder:
         stats = DecodeStats()
         prompts = [item.prompt for item in items]
         layout = self.layout_for(prompts)
-        pad_to, pad_rows = self.shape_for(prompts, pad_to, layout)
-        batch = _Batch(prompts, layout, pad_to, pad_rows)
+        padded, pad_rows = self.shape_for(prompts, pad_to, layout)
+        batch = _Batch(prompts, layout, padded, pad_rows)
         stats.layout = layout
         stats.grids = [(grid.rows, grid.length) for grid in batch.grids]
         size = len(items)
@@ -458,8 +458,7 @@ class Decoder:
             order = np.argsort(-scores.reshape(size, cells), axis=1, kind="stable")
             chosen = np.zeros((size, cells), dtype=bool)
             np.put_along_axis(chosen, order, ranks < counts[:, None], axis=1)
-            chosen = chosen.reshape(tokens.shape)
-            tokens = np.where(chosen, pred_all, tokens)
+            tokens = np.where(chosen.reshape(tokens.shape), pred_all, tokens)
             batch.put_all(tokens)
             stats.steps += 1
 
@@ -475,7 +474,8 @@ def _gumbel(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """Gumbel noise as upstream: ``-log(-log(u + 1e-10) + 1e-10)``, ``u ~ U[0, 1)``."""
     u = rng.random(shape, dtype=np.float32)
     eps = np.float32(1e-10)
-    return -np.log(-np.log(u + eps) + eps)
+    noise: np.ndarray = -np.log(-np.log(u + eps) + eps)
+    return noise
 
 
 def _sample_classes(

@@ -146,9 +146,9 @@ def estimate_duration_frames(target_text: str, ref_text: str, ref_frames: float)
     ref_weight = text_weight(ref_text)
     if ref_weight == 0:
         return 0.0
-    estimate = text_weight(target_text) / (ref_weight / ref_frames)
+    estimate = float(text_weight(target_text) / (ref_weight / ref_frames))
     if estimate < _LOW_THRESHOLD:
-        return _LOW_THRESHOLD * (estimate / _LOW_THRESHOLD) ** (1.0 / _BOOST_STRENGTH)
+        return float(_LOW_THRESHOLD * (estimate / _LOW_THRESHOLD) ** (1.0 / _BOOST_STRENGTH))
     return estimate
 
 

@@ -42,7 +42,7 @@ def _cast_model(source: Any, target: Any) -> bytes:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    return model.SerializeToString()
+    return bytes(model.SerializeToString())
 
 
 class _Caster:

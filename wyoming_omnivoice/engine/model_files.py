@@ -24,6 +24,11 @@ REQUIRED_FILES = (BACKBONE, EMBEDDINGS, HEADS, VOCODER, TOKENIZER)
 CLONING_FILES = (ACOUSTIC_ENCODER, SEMANTIC_ENCODER, QUANTIZER_ENCODER)
 #: The causal decoder of onnx-community: never usable for OmniVoice.
 CAUSAL_DECODER_NAMES = ("llm_decoder.onnx", "llm_decoder_fp16.onnx")
+#: What to do when a causal decoder stands where the bidirectional backbone belongs.
+CAUSAL_DECODER_HELP = (
+    "onnx-community's llm_decoder.onnx is a causal decoder and cannot run OmniVoice; the "
+    f"backbone must be {BACKBONE} from dellusional/OmniVoice-ONNX-bidirectional."
+)
 #: ONNX graphs larger than this hold their weights inline; their external data is not checked.
 _MAX_GRAPH_PARSE_BYTES = 64 * 1024 * 1024
 
@@ -76,11 +81,7 @@ class ModelPaths:
             if not self.backbone.is_file() and any(
                 (self.root / name).exists() for name in CAUSAL_DECODER_NAMES
             ):
-                hint = (
-                    " The folder holds onnx-community's llm_decoder.onnx, which is a causal "
-                    "decoder and cannot run OmniVoice; download llm_backbone_fp32.onnx from "
-                    "dellusional/OmniVoice-ONNX-bidirectional instead."
-                )
+                hint = f" The folder holds llm_decoder.onnx: {CAUSAL_DECODER_HELP}"
             raise ModelError(
                 f"Model directory {self.root} is missing {names}.{hint} "
                 "Run the server with --data-dir to download the model, or complete the folder."

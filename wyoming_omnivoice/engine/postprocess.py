@@ -278,9 +278,9 @@ def adjust_loudness(audio: np.ndarray, ref_rms: float | None) -> np.ndarray:
     if ref_rms is not None and ref_rms < 0.1:
         return audio * float(ref_rms) / 0.1
     if ref_rms is None and audio.size:
-        peak = np.abs(audio).max()
+        peak = float(np.abs(audio).max())
         if peak > 1e-6:
-            return audio / peak * 0.5
+            return np.asarray(audio / peak * 0.5)
     return audio
 
 

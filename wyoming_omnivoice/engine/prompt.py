@@ -97,14 +97,13 @@ class PromptBuilder:
         denoise: bool = True,
     ) -> Prompt:
         """``language``/``instruct`` must already be resolved/normalised."""
-        has_ref = ref_codes is not None
         token_ids = self.style_ids(language=language, instruct=instruct,
-                                   denoise=denoise and has_ref)
+                                   denoise=denoise and ref_codes is not None)
         token_ids += self.text_ids(text, ref_text)
-        num_ref = int(ref_codes.shape[1]) if has_ref else 0
+        num_ref = int(ref_codes.shape[1]) if ref_codes is not None else 0
         length = len(token_ids) + num_ref + num_target
         ids = np.full((NUM_CODEBOOKS, length), MASK_ID, dtype=np.int64)
         ids[:, : len(token_ids)] = np.asarray(token_ids, dtype=np.int64)[None, :]
-        if has_ref:
+        if ref_codes is not None:
             ids[:, len(token_ids): len(token_ids) + num_ref] = ref_codes
         return Prompt(ids=ids, audio_start=len(token_ids), num_target=num_target)

@@ -116,7 +116,7 @@ class VoicePrompt:
         for key, value in extra.items():
             arrays[f"extra_{key}"] = np.array(str(value), dtype=np.str_)
         with atomic_write(path) as handle:
-            np.savez(handle, **arrays)
+            np.savez(handle, **arrays)  # type: ignore[arg-type]
 
     @classmethod
     def load(cls, path: str | Path) -> VoicePrompt:
@@ -201,8 +201,9 @@ def resample(audio: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
         return np.asarray(audio, dtype=np.float32)
     import soxr
 
-    return soxr.resample(np.asarray(audio, dtype=np.float32), from_rate, to_rate,
-                         quality="HQ").astype(np.float32, copy=False)
+    resampled: np.ndarray = soxr.resample(np.asarray(audio, dtype=np.float32), from_rate,
+                                          to_rate, quality="HQ")
+    return resampled.astype(np.float32, copy=False)
 
 
 @dataclass(frozen=True)

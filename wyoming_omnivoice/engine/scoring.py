@@ -214,4 +214,4 @@ def build_scoring_model(heads: onnx.ModelProto, hidden_size: int, *, sampling: b
     ]
     model = helper.make_model(graph, opset_imports=opsets, producer_name="wyoming-omnivoice")
     model.ir_version = max(heads.ir_version, 8)
-    return model.SerializeToString()
+    return bytes(model.SerializeToString())

@@ -52,17 +52,30 @@ class ProviderChoice:
     device: str  # "cuda" or "cpu"
     providers: tuple[Any, ...]
 
+    def with_cuda_options(self, **options: str) -> ProviderChoice:
+        """The same choice with extra CUDA provider options (no change on CPU)."""
+        return ProviderChoice(self.device, tuple(
+            (CUDA_PROVIDER, {**p[1], **options}) if provider_name(p) == CUDA_PROVIDER else p
+            for p in self.providers
+        ))
 
-def cuda_provider_options() -> dict[str, str]:
+
+def cuda_provider_options(*, allow_tf32: bool = False) -> dict[str, str]:
+    """CUDA provider options. TF32 is off unless allowed: onnxruntime enables it by default,
+    and TF32 matrix products keep 10 mantissa bits, so "fp32" would not be exact."""
     return {
         # Heuristic search avoids cuDNN's slow exhaustive benchmarking at session start.
         "cudnn_conv_algo_search": "HEURISTIC",
         "arena_extend_strategy": "kSameAsRequested",
+        "use_tf32": "1" if allow_tf32 else "0",
     }
 
 
-def choose_providers(device: str) -> ProviderChoice:
-    """Map the user's ``device`` to onnxruntime providers (CUDA is verified per session)."""
+def choose_providers(device: str, *, allow_tf32: bool = False) -> ProviderChoice:
+    """Map the user's ``device`` to onnxruntime providers (CUDA is verified per session).
+
+    ``allow_tf32`` lets the CUDA provider multiply fp32 matrices in TF32 (faster on
+    Ampere and later, not exact)."""
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
     ort = import_onnxruntime()
@@ -80,7 +93,8 @@ def choose_providers(device: str) -> ProviderChoice:
                 "libraries are found, or use --device cpu."
             )
         return ProviderChoice("cpu", (CPU_PROVIDER,))
-    return ProviderChoice("cuda", ((CUDA_PROVIDER, cuda_provider_options()), CPU_PROVIDER))
+    return ProviderChoice(
+        "cuda", ((CUDA_PROVIDER, cuda_provider_options(allow_tf32=allow_tf32)), CPU_PROVIDER))
 
 
 def _preload_cuda_libraries(ort: Any) -> None:
@@ -142,6 +156,7 @@ class Graph:
         cuda_graph: bool = False,
         disabled_optimizers: Sequence[str] = (),
         external_data_dir: Path | None = None,
+        record_placement: bool = False,
     ) -> None:
         """``model_bytes`` replaces the file's graph (``path`` still names it in errors);
         ``external_data_dir`` is where such a graph's external weights lie."""
@@ -153,11 +168,7 @@ class Graph:
         #: Run options of plain (non-bound) runs: with CUDA graphs on, they must not capture.
         self.run_options: Any = None
         if cuda_graph and providers.device == "cuda":
-            provider_list = [
-                (CUDA_PROVIDER, {**cuda_provider_options(), "enable_cuda_graph": "1"})
-                if _provider_name(p) == CUDA_PROVIDER else p
-                for p in provider_list
-            ]
+            provider_list = list(providers.with_cuda_options(enable_cuda_graph="1").providers)
             self.run_options = ort.RunOptions()
             self.run_options.add_run_config_entry("gpu_graph_id", "-1")
         self.cuda_graph = self.run_options is not None
@@ -165,6 +176,8 @@ class Graph:
         if disabled_optimizers:
             extra["disabled_optimizers"] = list(disabled_optimizers)
         options = session_options(threads=threads)
+        if record_placement:
+            options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
         if external_data_dir is not None:
             options.add_session_config_entry(
                 "session.model_external_initializers_file_folder_path", str(external_data_dir))
@@ -173,6 +186,9 @@ class Graph:
                 source, sess_options=options, providers=provider_list, **extra,
             )
         except Exception as err:
+            if self.cuda_graph:
+                raise CudaGraphUnavailable(
+                    f"onnxruntime cannot capture CUDA graphs of {self.label}: {err}") from err
             raise ModelError(
                 f"Could not load {path}: {err}. The file may be truncated or not an ONNX graph; "
                 "delete it and let the server download it again."
@@ -218,8 +234,40 @@ class Graph:
         ]
 
 
-def _provider_name(provider: Any) -> str:
-    return provider[0] if isinstance(provider, tuple) else str(provider)
+def provider_name(provider: Any) -> str:
+    return str(provider[0]) if isinstance(provider, tuple) else str(provider)
+
+
+class CudaGraphUnavailable(ModelError):
+    """onnxruntime refused to create a session with CUDA graph capture."""
+
+
+def node_placement(session: Any) -> list[tuple[str, str, str]]:
+    """``(provider, op_type, node name)`` of every node of a session made with
+    ``session.record_ep_graph_assignment_info`` (see :func:`session_options`)."""
+    placed: list[tuple[str, str, str]] = []
+    for subgraph in session.get_provider_graph_assignment_info():
+        placed.extend((subgraph.ep_name, node.op_type, node.name)
+                      for node in subgraph.get_nodes())
+    return placed
+
+
+def describe_placement(path: Path, providers: ProviderChoice, *, limit: int = 8,
+                       **source: Any) -> str:
+    """Why a graph cannot be captured whole: its nodes outside the CUDA provider and its
+    Memcpy nodes, read from a session made without capture. ``source`` as for Graph."""
+    try:
+        graph = Graph(path, providers, record_placement=True, **source)
+        placed = node_placement(graph.session)
+    except Exception as err:  # the reason is only for the log
+        return f"node placement unavailable ({err})"
+    outside = [(ep, op, name) for ep, op, name in placed
+               if ep != CUDA_PROVIDER or op.startswith("Memcpy")]
+    if not outside:
+        return f"all {len(placed)} nodes are on {CUDA_PROVIDER}, no Memcpy"
+    shown = ", ".join(f"{name} ({op}) on {ep}" for ep, op, name in outside[:limit])
+    more = f" and {len(outside) - limit} more" if len(outside) > limit else ""
+    return f"{len(outside)} of {len(placed)} nodes are not CUDA compute nodes: {shown}{more}"
 
 
 def _spec(node: Any) -> TensorSpec:

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from wyoming_omnivoice.engine.model_files import (
+    CAUSAL_DECODER_HELP,
     CAUSAL_DECODER_NAMES,
     CLONING_FILES,
     REQUIRED_FILES,
@@ -235,11 +236,7 @@ def check_model_dir(model_dir: Path, *, include_cloning: bool = False) -> None:
     if "llm_backbone_fp32.onnx" in missing and any(
         (root / name).exists() for name in CAUSAL_DECODER_NAMES
     ):
-        lines.append(
-            "The folder holds onnx-community's llm_decoder.onnx, a causal decoder that cannot "
-            "run OmniVoice; the backbone must be llm_backbone_fp32.onnx from "
-            "dellusional/OmniVoice-ONNX-bidirectional."
-        )
+        lines.append(f"The folder holds llm_decoder.onnx: {CAUSAL_DECODER_HELP}")
     known = _default_manifest_entries()
     fixable = [known[name] for name in missing if name in known]
     lines.append(

@@ -1,28 +1,11 @@
-"""Word tables for text normalisation: units, currencies, months, abbreviations, connectives.
+"""Unit and currency names shared by the alphabetic languages (en, de, fr, es, it, nl).
 
-Data only; the rules that use it live in `__init__.py` (European languages) and
-`zh.py` (Chinese). Every table is keyed by language id (en, de, fr, es, it, nl).
-Nouns are ``(singular, plural)`` pairs.
+Data only, keyed by the written symbol and then the language id; nouns are
+``(singular, plural)`` pairs. Everything else a language needs is in its own
+``lang_*.py`` table.
 """
 
 from __future__ import annotations
-
-LANGUAGES = ("en", "de", "fr", "es", "it", "nl")
-
-#: Word read for the decimal separator.
-DECIMAL_WORD = {
-    "en": "point", "de": "Komma", "fr": "virgule", "es": "coma", "it": "virgola", "nl": "komma",
-}
-#: Word read for the "+" of an international phone number.
-PLUS_WORD = {"en": "plus", "de": "plus", "fr": "plus", "es": "más", "it": "più", "nl": "plus"}
-#: Word read for a leading minus sign.
-MINUS_WORD = {"en": "minus", "de": "minus", "fr": "moins", "es": "menos", "it": "meno", "nl": "min"}
-#: "and" between the main and the fractional currency unit.
-CURRENCY_AND = {"en": "and", "de": "und", "fr": "et", "es": "con", "it": "e", "nl": "en"}
-#: Languages whose decimal separator is a comma (a dot is still accepted as decimal point).
-COMMA_DECIMAL = frozenset({"de", "fr", "es", "it", "nl"})
-#: Languages that read short decimal fractions as a number ("virgule quatorze").
-GROUPED_FRACTION = frozenset({"fr", "es", "it", "nl"})
 
 # Units after a number. Keys are the written symbols; values map language -> (sing, plural).
 UNITS: dict[str, dict[str, tuple[str, str]]] = {
@@ -176,6 +159,7 @@ UNIT_ALIASES = {
     "℃": "°C", "℉": "°F", "° C": "°C", "° F": "°F", "kmh": "km/h", "km/u": "km/h",
     "ug/m³": "µg/m³", "μg/m³": "µg/m³", "µg/m3": "µg/m³", "ug/m3": "µg/m³", "μg/m3": "µg/m³",
     "L": "l", "mL": "ml", "KWh": "kWh", "kwh": "kWh", "Kw": "kW", "lux": "lx",
+    "Std": "h", "Min": "min", "Sek": "s", "sec": "s", "hrs": "h", "hr": "h", "mins": "min",
 }
 #: Units that may be glued to the number ("5km") only when no letter follows; single
 #: letters other than these need a space in front ("5 s", never "90s").
@@ -233,103 +217,3 @@ CURRENCIES: dict[str, dict[str, tuple[tuple[str, str], tuple[str, str]]]] = {
     },
 }
 CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "￥": "CNY"}
-
-MONTHS = {
-    "en": ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December"),
-    "de": ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August",
-           "September", "Oktober", "November", "Dezember"),
-    "fr": ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août",
-           "septembre", "octobre", "novembre", "décembre"),
-    "es": ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
-           "septiembre", "octubre", "noviembre", "diciembre"),
-    "it": ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto",
-           "settembre", "ottobre", "novembre", "dicembre"),
-    "nl": ("januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus",
-           "september", "oktober", "november", "december"),
-}
-
-#: Abbreviations -> words. Matched case-sensitively at word boundaries.
-ABBREVIATIONS: dict[str, dict[str, str]] = {
-    "en": {
-        "Mr.": "Mister", "Mrs.": "Missus", "Ms.": "Miz", "Dr.": "Doctor", "Prof.": "Professor",
-        "St.": "Saint", "Jr.": "Junior", "Sr.": "Senior", "approx.": "approximately",
-        "e.g.": "for example", "i.e.": "that is", "etc.": "et cetera", "vs.": "versus",
-        "min.": "minimum", "max.": "maximum",
-        "Ave.": "Avenue", "Rd.": "Road", "Jan.": "January", "Feb.": "February",
-        "Mar.": "March", "Apr.": "April", "Aug.": "August", "Sep.": "September",
-        "Sept.": "September", "Oct.": "October", "Nov.": "November", "Dec.": "December",
-    },
-    "de": {
-        "z.B.": "zum Beispiel", "z. B.": "zum Beispiel", "d.h.": "das heißt",
-        "d. h.": "das heißt", "u.a.": "unter anderem", "u. a.": "unter anderem",
-        "bzw.": "beziehungsweise", "ca.": "circa", "usw.": "und so weiter",
-        "Dr.": "Doktor", "Prof.": "Professor", "Hr.": "Herr", "Fr.": "Frau",
-        "inkl.": "inklusive", "evtl.": "eventuell", "ggf.": "gegebenenfalls", "max.": "maximal",
-        "min.": "minimal", "Str.": "Straße", "St.": "Sankt", "vgl.": "vergleiche",
-        "etc.": "et cetera",
-    },
-    "fr": {
-        "MM.": "Messieurs", "Mme": "Madame", "Mmes": "Mesdames",
-        "Mlle": "Mademoiselle", "Dr": "Docteur", "Pr": "Professeur", "etc.": "et cetera",
-        "env.": "environ", "p. ex.": "par exemple",
-        "c.-à-d.": "c'est-à-dire", "St": "Saint", "Ste": "Sainte", "av.": "avenue",
-        "bd": "boulevard", "max.": "maximum", "min.": "minimum",
-    },
-    "es": {
-        "Sr.": "señor", "Sra.": "señora", "Srta.": "señorita", "Dr.": "doctor",
-        "Dra.": "doctora", "etc.": "etcétera", "p. ej.": "por ejemplo", "aprox.": "aproximadamente",
-        "Ud.": "usted", "Uds.": "ustedes",
-        "Avda.": "avenida", "máx.": "máximo", "mín.": "mínimo",
-    },
-    "it": {
-        "Sig.ra": "signora", "Sig.": "signor", "Sigg.": "signori", "Dott.ssa": "dottoressa",
-        "Dott.": "dottor", "Prof.ssa": "professoressa", "Prof.": "professor", "ecc.": "eccetera",
-        "ca.": "circa", "pag.": "pagina", "max.": "massimo",
-        "min.": "minimo", "p.es.": "per esempio", "ad es.": "ad esempio",
-    },
-    "nl": {
-        "bijv.": "bijvoorbeeld", "bv.": "bijvoorbeeld", "d.w.z.": "dat wil zeggen",
-        "ca.": "circa", "enz.": "enzovoort",
-        "dhr.": "de heer", "Dhr.": "de heer", "mevr.": "mevrouw", "Mevr.": "mevrouw",
-        "o.a.": "onder andere", "m.b.t.": "met betrekking tot", "max.": "maximaal",
-        "min.": "minimaal", "incl.": "inclusief", "excl.": "exclusief",
-    },
-}
-
-#: Time of day words.
-TIME_WORDS = {
-    "en": {"oclock": "o'clock", "oh": "oh", "am": "a.m.", "pm": "p.m.", "midnight": "midnight"},
-    "de": {"hour": "Uhr"},
-    "fr": {"hour": ("heure", "heures")},
-    "es": {"and": "y", "sharp": "en punto"},
-    "it": {"and": "e"},
-    "nl": {"hour": "uur"},
-}
-#: Words for hours/minutes/seconds in durations such as "1:30:00".
-DURATION_AND = {"en": "and", "de": "und", "fr": "et", "es": "y", "it": "e", "nl": "en"}
-
-#: Abbreviations of "number" that are expanded only when a number follows ("No. 5").
-NUMBER_ABBREVIATIONS = {
-    "en": ({"No.", "no.", "#"}, "number"),
-    "de": ({"Nr.", "Nr"}, "Nummer"),
-    "fr": ({"n°", "N°", "no", "No"}, "numéro"),
-    "es": ({"núm.", "nº", "n.º", "Nº", "N.º"}, "número"),
-    "it": ({"n.", "N.", "nº", "n°"}, "numero"),
-    "nl": ({"nr.", "Nr.", "nr"}, "nummer"),
-}
-#: Single-letter titles expanded only before a capitalised name ("M. Dupont").
-TITLE_BEFORE_NAME = {"fr": {"M.": "Monsieur"}}
-#: Word for "&".
-AMPERSAND = {"en": "and", "de": "und", "fr": "et", "es": "y", "it": "e", "nl": "en"}
-#: Word joining the two ends of a range ("20-25 °C").
-RANGE_WORD = {"en": "to", "de": "bis", "fr": "à", "es": "a", "it": "a", "nl": "tot"}
-#: Units and currencies whose noun is feminine (changes the word for "one").
-FEMININE_UNITS = {
-    "de": frozenset({"kWh", "h", "min", "s", "mph"}),
-    "fr": frozenset({"h", "min", "s"}),
-    "es": frozenset({"h", "mph"}),
-    "it": frozenset({"h"}),
-}
-FEMININE_CURRENCIES = {"fr": frozenset({"GBP"}), "es": frozenset({"GBP"}),
-                       "it": frozenset({"GBP"})}

@@ -1,9 +1,14 @@
 """Chinese text normalisation: Arabic numerals, times, dates, currency and units -> 汉字.
 
 Number reading uses `cn2an` (MIT; ``an2cn`` and its sentence ``transform``, which already
-handles percentages, fractions, ``年月日`` dates and signs). This module adds what cn2an
-leaves as symbols: clock times, ISO dates, currency symbols, measurement units and
-temperatures below zero (零下).
+handles percentages, fractions, ``年月日`` dates, years read digit by digit and signs).
+This module adds what cn2an leaves as symbols or reads the formal way: 两 before measure
+words, units, times and 千/万/亿 ("两分钟", "两点半", "两千元", "两万"); clock times, ISO
+dates, ranges ("十到十二摄氏度"), currency symbols (元 as 元角分), measurement units,
+temperatures below zero (零下), phone numbers (digit by digit, 1 as 幺), IP addresses and
+model numbers ("RTX 四零九零"). WeTextProcessing would do the same through pynini and
+compiled FSTs (a native dependency of tens of MB); cn2an plus these rules runs offline in
+pure Python.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ _UNITS = {
 _TEMPERATURE_UNITS = frozenset({"°C", "℃", "°F", "℉", "°"})
 _CURRENCY = {"$": "美元", "US$": "美元", "€": "欧元", "£": "英镑", "¥": "元", "￥": "元",
              "USD": "美元", "EUR": "欧元", "GBP": "英镑", "CNY": "元", "RMB": "元",
-             "JPY": "日元"}
+             "JPY": "日元", "元": "元"}
+# Measure words, time units and units before which 2 is said 两 ("两个", "两分钟").
+_MEASURE = ("个|位|只|件|次|种|张|本|条|台|辆|部|间|岁|天|周|个月|小时|分钟|秒|点|倍|遍|人|名|盏|扇"
+            "|组|项|款|份|杯|瓶|块|斤|公斤|公里|千米|米|升|度|瓦|千瓦|元|年(?!级)|分(?!之)")
 
 
 def _alternation(words: list[str]) -> str:
@@ -37,34 +45,46 @@ _LONG_NUMBER_RE = re.compile(r"\d{17,}")
 _THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ISO_DATE_RE = re.compile(r"(?<![\d\-/])(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?![\d\-/])")
 _TIME_RE = re.compile(r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?(?![\d:])")
-_CURRENCY_BEFORE_RE = re.compile(rf"(?P<cur>{_alternation(list(_CURRENCY))})\s?{_NUM}")
+_PHONE_RE = re.compile(
+    r"(?<![\d.])(?:\+(?P<cc>\d{1,3})[ -]?)?(?P<body>1[3-9]\d{9}|1[3-9]\d[ -]\d{4}[ -]\d{4}"
+    r"|0\d{2,3}[ -]\d{7,8})(?![\d.])"
+)
+_IP_RE = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])")
+_MODEL_RE = re.compile(r"(?<![A-Za-z])(?P<m>[A-Z]{2}[A-Za-z]*+[- ]?)(?P<d>\d{3,4})(?![\d.])")
+_UNIT_ALT = _alternation(list(_UNITS))
+_RANGE_RE = re.compile(
+    rf"(?<![\d\-.])(?P<a>\d{{1,4}}(?:\.\d+)?)\s?[-~～–]\s?(?P<b>\d{{1,4}}(?:\.\d+)?)"
+    rf"(?=\s?(?:{_UNIT_ALT}|[%％]|[\u4e00-\u9fff]))"
+)
+_CURRENCY_BEFORE_RE = re.compile(rf"(?P<cur>{_alternation([c for c in _CURRENCY if c != '元'])})"
+                                 rf"\s?{_NUM}")
 _CURRENCY_AFTER_RE = re.compile(
     rf"{_LEAD}{_NUM}\s?(?P<cur>{_alternation([c for c in _CURRENCY if c.isalpha()])})"
     r"(?![A-Za-z])"
 )
-_UNIT_RE = re.compile(rf"{_LEAD}{_NUM}\s?(?P<unit>{_alternation(list(_UNITS))})(?![A-Za-z/²³])")
+_UNIT_RE = re.compile(rf"{_LEAD}{_NUM}\s?(?P<unit>{_UNIT_ALT})(?![A-Za-z/²³])")
 _PERCENT_RE = re.compile(rf"{_LEAD}{_NUM}\s?[%％]")
-# cn2an reads a lone 2 as 二; before these measure words a speaker says 两.
-_LIANG_RE = re.compile(
-    r"(?<![一二三四五六七八九十百千万亿零点第])二(?=个|位|只|件|次|小时|天|种|张|本|条|台|辆|公里|公斤|千米)"
-)
+_LIANG_DIGIT_RE = re.compile(rf"(?<![\d.第])2(?=\s?(?:{_MEASURE}))")
+# 二 leading a number before 千/万/亿 is said 两 ("两千", "两万"), inside one it is not.
+_LIANG_LARGE_RE = re.compile(r"(?<![一二三四五六七八九十百千万亿零点两第])二(?=[千万亿])")
 
 
 def _an2cn(number: str) -> str:
     if len(number.split(".")[0]) > 16:  # beyond cn2an's range: read digit by digit
         return "".join(cn2an.an2cn(d, "low") if d.isdigit() else "点" for d in number)
-    return cn2an.an2cn(number, "low")
+    return _LIANG_LARGE_RE.sub("两", cn2an.an2cn(number, "low"))
 
 
 def _number(match: re.Match[str], *, temperature: bool = False) -> str:
-    words = _an2cn(match.group("num"))
+    number = match.group("num")
+    words = "两" if number == "2" and not temperature else _an2cn(number)
     if match.group("sign"):
         words = ("零下" if temperature else "负") + words
     return words
 
 
-def _digits(number: str) -> str:
-    return "".join(_an2cn(d) for d in number)
+def _digits(number: str, one: str = "一") -> str:
+    return "".join(one if d == "1" else cn2an.an2cn(d, "low") for d in number)
 
 
 def _date(match: re.Match[str]) -> str:
@@ -84,6 +104,32 @@ def _time(match: re.Match[str]) -> str:
     return words
 
 
+def _phone(match: re.Match[str]) -> str:
+    groups = re.findall(r"\d+", match.group("body"))
+    words = "，".join(_digits(group, "幺") for group in groups)
+    if match.group("cc"):
+        words = f"加{_digits(match.group('cc'), '幺')}，{words}"
+    return words
+
+
+def _money(match: re.Match[str]) -> str:
+    name = _CURRENCY[match.group("cur")]
+    number = match.group("num")
+    sign = "负" if match.group("sign") else ""
+    if name != "元" or "." not in number or len(number.split(".")[1]) > 2:
+        return sign + _number(match) + name
+    whole, cents = number.split(".")
+    jiao, fen = int(cents.ljust(2, "0")[0]), int(cents.ljust(2, "0")[1])
+    words = f"{_an2cn(whole)}元" if int(whole) else ""
+    if jiao:
+        words += f"{_an2cn(str(jiao))}角"
+    elif fen and words:
+        words += "零"
+    if fen:
+        words += f"{_an2cn(str(fen))}分"
+    return sign + (words or "零元")
+
+
 def _unit(match: re.Match[str]) -> str:
     unit = match.group("unit")
     return _number(match, temperature=unit in _TEMPERATURE_UNITS) + _UNITS[unit]
@@ -93,12 +139,17 @@ def normalize_chinese(text: str) -> str:
     """Rewrite one unprotected Chinese text segment (see `normalize.normalize_text`)."""
     text = _THOUSANDS_RE.sub("", text)
     text = _ISO_DATE_RE.sub(_date, text)
+    text = _PHONE_RE.sub(_phone, text)
+    text = _IP_RE.sub(lambda m: "点".join(_digits(p) for p in m.group(0).split(".")), text)
+    text = _MODEL_RE.sub(lambda m: m.group("m").rstrip(" -") + _digits(m.group("d")), text)
     text = _TIME_RE.sub(_time, text)
-    text = _CURRENCY_BEFORE_RE.sub(lambda m: _number(m) + _CURRENCY[m.group("cur")], text)
-    text = _CURRENCY_AFTER_RE.sub(lambda m: _number(m) + _CURRENCY[m.group("cur")], text)
+    text = _RANGE_RE.sub(lambda m: f"{m.group('a')}到{m.group('b')}", text)
+    text = _CURRENCY_BEFORE_RE.sub(_money, text)
+    text = _CURRENCY_AFTER_RE.sub(_money, text)
     text = _PERCENT_RE.sub(lambda m: ("负" if m.group("sign") else "") + "百分之"
                            + _an2cn(m.group("num")), text)
     text = _UNIT_RE.sub(_unit, text)
     text = _LONG_NUMBER_RE.sub(lambda m: _an2cn(m.group(0)), text)
+    text = _LIANG_DIGIT_RE.sub("两", text)
     text = cn2an.transform(text, "an2cn")
-    return _LIANG_RE.sub("两", text)
+    return _LIANG_LARGE_RE.sub("两", text)

@@ -1,0 +1,183 @@
+"""Loading and checking the graphs of one model directory: one :class:`GraphSet` out.
+
+Each graph is opened as an onnxruntime session (:class:`.sessions.Graph`) and checked
+against its I/O contract. The backbone comes either as published (with its softmax NaN
+guards removed in memory, see :mod:`.graph_rewrite`) or as a prepared variant written by
+:mod:`.prepare`; either way it must be bidirectional, which a probe checks by moving the
+last position and watching earlier hidden states. The scoring graph is built on our side
+from the published heads (:mod:`.scoring`); its variants are made on first use.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from .graph_rewrite import strip_nan_guards
+from .model_files import CAUSAL_DECODER_HELP, ModelError, ModelPaths
+from .scoring import MASK_ID, NUM_CODEBOOKS, build_scoring_model
+from .sessions import Graph, ProviderChoice, describe_placement
+
+_LOGGER = logging.getLogger(__name__)
+
+#: A backbone graph file larger than this carries its weights inline (the published graph
+#: is 9 MB with 1.7 GB of external data).
+_MAX_REWRITE_BYTES = 256 * 1024 * 1024
+
+
+@dataclass
+class GraphSet:
+    """The sessions one engine runs, and what was learned while loading them."""
+
+    embeddings: Graph
+    backbone: Graph
+    vocoder: Graph
+    heads: onnx.ModelProto
+    heads_path: Path
+    hidden_size: int
+    providers: ProviderChoice
+    threads: int | None = None
+    _scorers: dict[tuple[bool, bool], Graph] = field(default_factory=dict, repr=False)
+
+    @property
+    def device(self) -> str:
+        """``cuda`` when every session runs on the CUDA provider, else ``cpu``."""
+        graphs = (self.embeddings, self.backbone, self.vocoder)
+        return "cuda" if all(g.device == "cuda" for g in graphs) else "cpu"
+
+    @property
+    def devices(self) -> set[str]:
+        return {g.device for g in (self.embeddings, self.backbone, self.vocoder)}
+
+    def scorer(self, sampling: bool, guided: bool) -> Graph:
+        """The scoring graph variant (built once per variant)."""
+        key = (sampling, guided)
+        found = self._scorers.get(key)
+        if found is None:
+            variant = ", ".join(name for name, on in (("sampling", sampling),
+                                                      ("unguided", not guided)) if on)
+            found = Graph(
+                self.heads_path, self.providers,
+                threads=self.threads, label=f"scoring ({variant})" if variant else "scoring",
+                model_bytes=build_scoring_model(self.heads, self.hidden_size,
+                                                sampling=sampling, guided=guided),
+            )
+            self._scorers[key] = found
+        return found
+
+
+def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
+                backbone: Path | None = None, threads: int | None = None,
+                cuda_graph: bool = False, disabled_optimizers: tuple[str, ...] = ()
+                ) -> GraphSet:
+    """Open and check every graph of ``paths``; ``backbone`` overrides the backbone file
+    (a prepared variant) and ``disabled_optimizers`` applies to its session."""
+    embeddings = Graph(paths.embeddings, providers, threads=threads)
+    embeddings.require(["input_ids", "audio_mask"], ["inputs_embeds"], exact=True)
+    backbone_graph = load_backbone(backbone or paths.backbone, providers, threads,
+                                   cuda_graph=cuda_graph,
+                                   disabled_optimizers=disabled_optimizers)
+    hidden_size = _hidden_size(backbone_graph, embeddings)
+    heads = _load_heads(paths.heads)
+    vocoder = Graph(paths.vocoder, providers, threads=threads)
+    vocoder.require(["codes"], ["waveform_24k"], exact=True)
+    graphs = GraphSet(embeddings=embeddings, backbone=backbone_graph, vocoder=vocoder,
+                      heads=heads, heads_path=paths.heads, hidden_size=hidden_size,
+                      providers=providers, threads=threads)
+    graphs.scorer(False, True)  # the default scorer is checked at load time
+    check_bidirectional(backbone_graph, hidden_size)
+    return graphs
+
+
+def load_backbone(path: Path, providers: ProviderChoice, threads: int | None,
+                  *, cuda_graph: bool = False, disabled_optimizers: tuple[str, ...] = ()
+                  ) -> Graph:
+    """The backbone session, checked: bidirectional contract, bool 4-D mask."""
+    backbone = None
+    rewritten = _backbone_without_nan_guards(path)
+    source: dict[str, Any] = {"disabled_optimizers": disabled_optimizers}
+    if rewritten is not None:
+        source.update(model_bytes=rewritten, external_data_dir=path.parent)
+    if cuda_graph and providers.device == "cuda":
+        try:
+            backbone = Graph(path, providers, threads=threads, cuda_graph=True, **source)
+        except ModelError as err:
+            _LOGGER.warning("CUDA graphs unavailable for the backbone %s: %s. Running "
+                            "without; %s", path.name, err.__cause__ or err,
+                            describe_placement(path, providers, **source))
+    if backbone is None:
+        backbone = Graph(path, providers, threads=threads, **source)
+    if any(name.startswith("past_key_values") for name in backbone.inputs):
+        raise ModelError(f"{path} is a causal decoder with a KV cache. {CAUSAL_DECODER_HELP}")
+    backbone.require(["inputs_embeds", "attention_mask"], ["hidden_states"], exact=True)
+    mask_spec = backbone.inputs["attention_mask"]
+    if mask_spec.dtype is not np.bool_ or len(mask_spec.shape) != 4:
+        raise ModelError(
+            f"{path}: attention_mask must be a bool [B, 1, S, S] tensor, found "
+            f"{mask_spec.dtype.__name__} with rank {len(mask_spec.shape)}; this is not the "
+            "bidirectional OmniVoice backbone."
+        )
+    return backbone
+
+
+def _backbone_without_nan_guards(path: Path) -> bytes | None:
+    """The backbone graph with its softmax NaN guards removed, or None to load the file.
+
+    See :mod:`.graph_rewrite`: exact, because no attention row is ever fully masked. A graph
+    that cannot be parsed here is left to onnxruntime, whose error names the file; so is a
+    graph with its weights inline (a copy of them in memory is not worth a few percent).
+    """
+    try:
+        if path.stat().st_size > _MAX_REWRITE_BYTES:
+            _LOGGER.debug("Backbone rewrite skipped: %s holds its weights inline", path)
+            return None
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception as err:  # truncated or not ONNX: Graph() reports it
+        _LOGGER.debug("Backbone rewrite skipped, %s did not parse: %s", path, err)
+        return None
+    removed = strip_nan_guards(model)
+    if not removed:
+        return None
+    _LOGGER.debug("Backbone: removed %d softmax NaN guards (no mask row is ever empty)",
+                  removed)
+    return bytes(model.SerializeToString())
+
+
+def _hidden_size(backbone: Graph, embeddings: Graph) -> int:
+    for spec in (backbone.inputs["inputs_embeds"], embeddings.outputs["inputs_embeds"]):
+        if len(spec.shape) == 3 and isinstance(spec.shape[2], int):
+            return int(spec.shape[2])
+    ids = np.full((1, NUM_CODEBOOKS, 1), MASK_ID, dtype=np.int64)
+    (embeds,) = embeddings.run({"input_ids": ids, "audio_mask": np.ones((1, 1), bool)},
+                               ["inputs_embeds"])
+    return int(embeds.shape[-1])
+
+
+def _load_heads(path: Path) -> onnx.ModelProto:
+    try:
+        return onnx.load(str(path))
+    except Exception as err:
+        raise ModelError(f"Could not read {path}: {err}. Download it again.") from err
+
+
+def check_bidirectional(backbone: Graph, hidden_size: int) -> None:
+    """Refuse a causal backbone: changing the last position must move earlier states."""
+    rng = np.random.default_rng(0)
+    length = 8
+    embeds = rng.standard_normal((1, length, hidden_size)).astype(np.float32)
+    mask = np.ones((1, 1, length, length), dtype=bool)
+    feeds = {"inputs_embeds": embeds, "attention_mask": mask}
+    (before,) = backbone.run(feeds, ["hidden_states"])
+    embeds[0, -1] = rng.standard_normal(hidden_size).astype(np.float32) * 4
+    (after,) = backbone.run(feeds, ["hidden_states"])
+    earlier = np.abs(after[0, :-1].astype(np.float32) - before[0, :-1].astype(np.float32))
+    if not np.all(np.isfinite(after)) or float(earlier.max()) <= 1e-6:
+        raise ModelError(
+            f"{backbone.path} is causal: changing the last position left earlier hidden "
+            f"states unchanged. OmniVoice needs bidirectional attention. {CAUSAL_DECODER_HELP}"
+        )

@@ -1,0 +1,178 @@
+"""Other languages that num2words knows: numbers, decimals, ordinals, times, percentages.
+
+A language here has a small `Other` table (decimal word, percent word, how a clock time and
+an ordinal are written and said). Turkish, Indonesian and Vietnamese have hand-made tables
+and are on by default (`ENABLED`): their Home Assistant-style replies pass their tests
+(``tests/normalize_cases/``). Every other language that num2words knows gets a table made
+from num2words itself (its decimal and minus words, ``to="ordinal"``) plus the percent word
+where it does not change with the number; those are off by default, as upstream has no
+normalisation, and run only when a voice asks for it (``normalize_text: true``). Most of
+them need noun agreement ("um"/"uma hora", "en"/"ett år", Slavic case after numbers) before
+they can pass such tests.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from num2words import CONVERTER_CLASSES, num2words
+
+from wyoming_omnivoice.text.normalize import numbers as N
+
+_TR_MORPHEMES = ("bir|iki|üç|dört|beş|altı|yedi|sekiz|dokuz|on|yirmi|otuz|kırk|elli|altmış"
+                 "|yetmiş|seksen|doksan|yüz|bin|milyon|milyar")
+_TR_SPLIT_RE = re.compile(rf"(?<=[a-zçğıöşü])(?=(?:{_TR_MORPHEMES}))")
+
+
+def _turkish_spacing(words: str) -> str:
+    """Turkish writes number words apart ("yirmi bir", "bin dokuz yüz"); num2words joins
+    them ("yirmibir"). Only number words reach this, so every morpheme is split off."""
+    return _TR_SPLIT_RE.sub(" ", words).replace("mily on", "milyon")
+
+
+_VI_TENS_RE = re.compile(r"\b(nghìn|triệu|tỷ) lẻ (?=mười\b|\S+ mươi\b)")
+_VI_UNITS_RE = re.compile(r"\b(nghìn|triệu|tỷ) lẻ ")
+
+
+def _vietnamese_zero_hundreds(words: str) -> str:
+    """An empty hundreds place after nghìn/triệu is said "không trăm": 1013 is "một nghìn
+    không trăm mười ba", 1005 "một nghìn không trăm lẻ năm" (num2words: "một nghìn lẻ
+    mười ba")."""
+    words = _VI_TENS_RE.sub(r"\1 không trăm ", words)
+    return _VI_UNITS_RE.sub(r"\1 không trăm lẻ ", words)
+
+
+@dataclass(frozen=True)
+class Other:
+    """What differs between the simple languages."""
+
+    code: str
+    decimal_word: str
+    minus_word: str
+    percent_word: str
+    percent_first: bool = False
+    """The percent sign is written before the number ("%85", Turkish)."""
+    hour_word: str = ""
+    """Word after the hour of a clock time ("mười giờ ba mươi")."""
+    grouped_fraction: bool = False
+    """Read a short fraction as a number ("virgül kırk beş") instead of digit by digit."""
+    ordinal_pattern: str = r"(?!x)x"
+    """Regex of a written ordinal with a group ``n`` ("ke-2", "2.")."""
+    spaced: bool = True
+    """Words are separated by spaces (False: Japanese, Thai)."""
+    decimal_point: bool = False
+    """The decimal separator is "." and "," groups thousands (Japanese, Hebrew, Thai ...)."""
+    fix: Callable[[str], str] = lambda words: words
+
+    def cardinal(self, value: int) -> str:
+        return self.fix(N.cardinal(value, self.code))
+
+    def number(self, negative: bool, integer: str, fraction: str) -> str:
+        if not self.decimal_word:  # num2words says decimals and signs in its own grammar
+            text = ("-" if negative else "") + integer + (f".{fraction}" if fraction else "")
+            return self.fix(num2words(Decimal(text) if fraction else int(text), lang=self.code))
+        words = self.cardinal(int(integer))
+        if fraction:
+            if self.grouped_fraction and len(fraction) <= 2 and not fraction.startswith("0"):
+                digits = self.cardinal(int(fraction))
+            else:
+                digits = " ".join(self.cardinal(int(d)) for d in fraction)
+            words = f"{words} {self.decimal_word} {digits}"
+        return f"{self.minus_word} {words}" if negative else words
+
+    def time(self, hour: int, minute: int) -> str:
+        words = self.cardinal(hour) + (f" {self.hour_word}" if self.hour_word else "")
+        return words + (f" {self.cardinal(minute)}" if minute else "")
+
+
+LANGUAGES = {
+    "id": Other("id", decimal_word="koma", minus_word="minus", percent_word="persen",
+                ordinal_pattern=r"\bke-(?P<n>\d+)\b"),
+    "vi": Other("vi", decimal_word="phẩy", minus_word="âm", percent_word="phần trăm",
+                hour_word="giờ", grouped_fraction=True, fix=_vietnamese_zero_hundreds),
+    "tr": Other("tr", decimal_word="virgül", minus_word="eksi", percent_word="yüzde",
+                percent_first=True, grouped_fraction=True,
+                ordinal_pattern=r"(?<![\w.,])(?P<n>\d{1,3})\.(?= \w)", fix=_turkish_spacing),
+}
+#: Languages whose rules here are on by default.
+ENABLED: frozenset[str] = frozenset(LANGUAGES)
+
+# Percent words that do not change with the number, for the languages that are off.
+_PERCENT = {"pt": "por cento", "sv": "procent", "da": "procent", "no": "prosent",
+            "ca": "per cent", "is": "prósent", "fi": "prosenttia", "hu": "százalék",
+            "pl": "procent", "sr": "posto", "ja": "パーセント", "ko": "퍼센트",
+            "th": "เปอร์เซ็นต์", "az": "faiz", "fa": "درصد", "cy": "y cant"}
+_DOT_DECIMAL = frozenset({"am", "bn", "cy", "fa", "he", "ja", "kn", "ko", "te", "th"})
+_DOT_ORDINAL = frozenset({"cs", "da", "fi", "hu", "is", "lv", "no", "pl", "sk", "sl", "sr"})
+_ORDINAL_SUFFIX = {"pt": r"(?<![\w.,])(?P<n>\d{1,3})[ºª°](?!\w)"}
+
+
+def _from_num2words(code: str) -> Other:
+    ordinal = (r"(?<![\w.,])(?P<n>\d{1,3})\.(?= \w)" if code in _DOT_ORDINAL
+               else _ORDINAL_SUFFIX.get(code, r"(?!x)x"))
+    return Other(code, decimal_word="", minus_word="", percent_word=_PERCENT.get(code, ""),
+                 ordinal_pattern=ordinal, decimal_point=code in _DOT_DECIMAL,
+                 spaced=code not in ("ja", "th"))
+
+
+def _number_re(dot: bool) -> str:
+    thousands, fraction = (",", r"\.") if dot else (r"\.", ",")
+    return (rf"(?P<sign>[-−](?=\d))?(?P<int>\d{{1,3}}(?:{thousands}\d{{3}})+(?![\d])|\d+)"
+            rf"(?:{fraction}(?P<frac>\d+))?")
+
+
+_TIME_RE = re.compile(r"(?<![\w.:,])(?P<h>[01]?\d|2[0-3])[:.](?P<m>[0-5]\d)(?![\d:])")
+# Latin letters and digits end a number; CJK and other scripts may touch it ("5日").
+_LATIN = "0-9A-Za-zÀ-ÿ"
+_PATTERNS = {
+    dot: (re.compile(rf"(?<![{_LATIN}.,]){_number_re(dot)}(?![{_LATIN}]|[.,:]\d)"),
+          re.compile(rf"(?<![{_LATIN}.,]){_number_re(dot)}\s?[%％]"),
+          re.compile(rf"[%％]\s?{_number_re(dot)}(?![\d])"))
+    for dot in (False, True)
+}
+
+
+def rules(code: str) -> Callable[[str], str] | None:
+    """The rewrite for ``code``: its `Other` table, one made from num2words, or None."""
+    table = LANGUAGES.get(code)
+    if table is None:
+        if code not in CONVERTER_CLASSES:
+            return None
+        table = _from_num2words(code)
+    return lambda segment: _rewrite(segment, table)
+
+
+def _rewrite(text: str, lang: Other) -> str:
+    from wyoming_omnivoice.text.normalize.passes import sub
+
+    number_re, percent_after_re, percent_before_re = _PATTERNS[lang.decimal_point]
+    group = "," if lang.decimal_point else "."
+
+    def number(match: re.Match[str]) -> str | None:
+        integer = match.group("int").replace(group, "")
+        try:
+            return lang.number(bool(match.group("sign")), integer, match.group("frac") or "")
+        except (InvalidOperation, NotImplementedError, OverflowError, ValueError):
+            return None
+
+    def percent(match: re.Match[str]) -> str | None:
+        words = number(match)
+        if words is None or not lang.percent_word:
+            return None
+        space = " " if lang.spaced else ""
+        return f"{lang.percent_word}{space}{words}" if lang.percent_first else \
+            f"{words}{space}{lang.percent_word}"
+
+    def ordinal(match: re.Match[str]) -> str | None:
+        try:
+            return lang.fix(N.ordinal(int(match.group("n")), lang.code))
+        except (NotImplementedError, OverflowError, ValueError):
+            return None
+
+    text = sub(_TIME_RE, lambda m: lang.time(int(m.group("h")), int(m.group("m"))), text)
+    text = sub(percent_before_re if lang.percent_first else percent_after_re, percent, text)
+    text = sub(re.compile(lang.ordinal_pattern), ordinal, text)
+    return sub(number_re, number, text)

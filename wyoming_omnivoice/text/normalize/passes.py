@@ -1,0 +1,285 @@
+"""The shared rewrite passes for alphabetic languages, driven by one `Language` table.
+
+Order matters and is fixed here: dates, then phone numbers before times and quantities (so
+"030 12345678" is not read as a quantity), currency and units before plain numbers,
+and units before abbreviations (so "5 min." is five minutes, not "five minimum").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from wyoming_omnivoice.text.normalize import dates
+from wyoming_omnivoice.text.normalize import numbers as N
+from wyoming_omnivoice.text.normalize import words as W
+from wyoming_omnivoice.text.normalize.table import Context, Language
+
+Repl = Callable[[re.Match[str]], "str | None"]
+
+
+def alternation(words: object) -> str:
+    items = sorted((str(w) for w in words), key=len, reverse=True)  # type: ignore[attr-defined]
+    return "|".join(re.escape(w) for w in items)
+
+
+def _is_word_char(char: str) -> bool:
+    """A letter or digit of an alphabetic script (CJK and kana need no spaces)."""
+    return char.isalnum() and ord(char) < 0x2E80
+
+
+def sub(pattern: re.Pattern[str], repl: Repl, text: str) -> str:
+    """`re.sub` that keeps words apart: pads the replacement with spaces where it would
+    touch a letter or digit, and leaves the match unchanged when ``repl`` gives None."""
+
+    def wrapped(match: re.Match[str]) -> str:
+        words = repl(match)
+        if words is None:
+            return match.group(0)
+        source = match.string
+        start, end = match.span()
+        if words and start > 0 and _is_word_char(source[start - 1]) and _is_word_char(words[0]):
+            words = " " + words
+        if words and end < len(source) and _is_word_char(source[end]) and _is_word_char(words[-1]):
+            words += " "
+        return words
+
+    return pattern.sub(wrapped, text)
+
+
+_WORD_BEFORE_RE = re.compile(r"([\w'’]+)[^\w]*$")
+_WORDS_AFTER_RE = re.compile(r"^[\s\u00a0]*([\w'’-]+)(?:\s+([\w'’-]+))?")
+
+
+def context(match: re.Match[str]) -> Context:
+    """The word before and the word after a match (one word of lookahead each)."""
+    source = match.string
+    before = _WORD_BEFORE_RE.search(source[max(0, match.start() - 40):match.start()])
+    after = _WORDS_AFTER_RE.match(source[match.end():match.end() + 60])
+    return Context(before=before.group(1) if before else "",
+                   after=after.group(1) if after else "")
+
+
+def next_noun(match: re.Match[str]) -> str | None:
+    """The word after a number, skipping one adjective before a German-style capitalised
+    noun ("1 weitere Stunde"); None at the end of a sentence or before a digit."""
+    after = _WORDS_AFTER_RE.match(match.string[match.end():match.end() + 60])
+    if after is None or after.group(1)[0].isdigit():
+        return None
+    first, second = after.group(1), after.group(2)
+    if first[0].islower() and second and second[0].isupper() and first.endswith(
+            ("e", "er", "es", "en", "em")):
+        return second
+    return first
+
+
+class Passes:
+    """The compiled patterns and rewrite passes for one `Language`."""
+
+    def __init__(self, lang: Language) -> None:
+        self.lang = lang
+        code = lang.code
+        thousands = lang.thousands[:-1] + " ]" if lang.space_thousands else lang.thousands
+        num = N.number_pattern(thousands, lang.fraction)
+        lead = r"(?<![\w.,])"
+        self.num = num
+        units = alternation(list(W.UNITS) + list(W.UNIT_ALIASES))
+        # a dot after the unit is the abbreviation's when a lower-case word follows ("5 Min. lang")
+        self.unit_re = re.compile(rf"{lead}{num}(?P<space>\s?)(?P<unit>{units})(?![\w/²³])"
+                                  r"(?:\.(?=\s+[a-zäöüßàâçéèêëîïôûùñ]))?")
+        alone = alternation(u for u in [*W.UNITS, *W.UNIT_ALIASES] if len(u) > 1)
+        self.unit_alone_re = re.compile(
+            rf"(?P<per>\b(?:{lang.per_words}) )(?P<unit>{alone})(?![\w/²³])")
+        self.duration_re = re.compile(
+            rf"{lead}(?P<h>\d+)\s?(?:h|Std\.?)\s+(?P<m>\d+)\s?(?:min|Min)\b"
+            r"(?:\s+(?P<s>\d+)\s?(?:s|Sek)\b)?(?:\.(?=\s+[a-zäöüßàâçéèêëîïôûùñ]))?"
+        )
+        self.range_re = re.compile(
+            r"(?<![\w.,\-])(?P<a>\d+(?:[.,]\d+)?)(?:[-–]|\s–\s)(?P<b>\d+(?:[.,]\d+)?)"
+            r"(?![\d\-]|[.,]\d)"
+        )
+        codes = alternation(list(W.CURRENCIES))
+        symbols = alternation([s for s in W.CURRENCY_SYMBOLS if s != "￥"])
+        self.currency_before_re = re.compile(
+            rf"(?<![\w])(?P<cur>{symbols}|(?:{codes})(?=\s?\d))\s?{num}(?![\d]|[.,]\d)"
+        )
+        self.currency_after_re = re.compile(rf"{lead}{num}\s?(?P<cur>{symbols}|{codes})(?!\w)")
+        titles = lang.titles_before_name
+        self.title_re = re.compile(
+            rf"(?<![\w.])(?P<t>{alternation(titles)})\s+(?=[A-ZÀ-Ý])") if titles else None
+        number_abbr, self.number_word = lang.number_abbreviations
+        self.number_abbr_re = re.compile(
+            rf"(?<![\w.])(?:{alternation(number_abbr)})\s?(?=\d)") if number_abbr else None
+        items = sorted(lang.abbreviations, key=len, reverse=True)
+        alternatives = "|".join(
+            re.escape(a) + ("" if a.endswith(".") else r"(?!\w)") for a in items)
+        self.abbrev_re = re.compile(rf"(?<![\w.])(?P<abbr>{alternatives})(?P<end>\s*$)?")
+        after_word = lang.abbreviations_after_word
+        self.after_word_re = re.compile(
+            rf"(?P<w>\b[A-ZÀ-Ý][\w-]*?)(?P<sp> ?)(?P<abbr>{alternation(after_word)})(?!\w)"
+            r"(?P<end>(?=\s*$))?"
+        ) if after_word else None
+        self.ordinal_re = re.compile(rf"(?<![\w.,])(?P<n>\d+)(?P<suf>{lang.ordinal_suffix})(?!\w)")
+        self.dot_ordinal_re = re.compile(
+            r"(?<![\w.,])(?P<n>\d{1,3})\.(?= +(?:[A-ZÄÖÜ]\w|bis\b))") if lang.ordinal_dot else None
+        self.year_re = re.compile(
+            rf"(?P<pre>\b(?:{lang.year_before})\s+)?(?<![\w.,])(?P<y>1[1-9]\d\d|20\d\d)"
+            rf"(?![\w.,:]\d|\w|[.,]\d)(?P<post>(?={lang.year_after}))?"
+        )
+        # a model number after an upper-case name: "RTX 4090", "GTX 970"
+        self.model_re = re.compile(
+            r"(?<![\w])(?P<m>[A-Z]{2}[A-Za-z]*+[- ]?)(?P<d>\d{3,4})(?!\w|[.,]\d)")
+        self.number_re = re.compile(rf"(?<![\w.,]){num}(?![\w]|[.,:]\d)")
+        self.phone_re = re.compile(
+            r"(?<![\w.,+-])(?:\+\d[\d \-]{5,}\d|(?:\(\d{3}\)\s?|\d{3}-)?\d{3}-\d{4}"
+            r"|0\d{1,4}(?:[ /-]\d{2,8}){1,4}|0\d{8,12}"
+            rf"|{lang.phone_extra})(?![\w-]|[.,]\d)"
+        )
+        self.pair_phone_re = re.compile(
+            r"(?<![\w.,+-])0\d(?P<sep>[ .])\d\d(?:(?P=sep)\d\d){3}(?![\w-]|[.,]\d)"
+        ) if lang.phone_pairs else None
+        self.dates = dates.DatePasses(lang, self)
+        del code
+
+    # -- the pipeline ------------------------------------------------------------------
+
+    def run(self, text: str) -> str:
+        lang = self.lang
+        text = lang.prepare(text)
+        if self.title_re is not None:
+            text = sub(self.title_re, lambda m: lang.titles_before_name[m.group("t")] + " ",
+                       text)
+        if self.number_abbr_re is not None:
+            text = sub(self.number_abbr_re, lambda m: self.number_word + " ", text)
+        text = text.replace(" & ", f" {lang.and_word} ")
+        text = self.dates.dates(text)
+        if self.pair_phone_re is not None:
+            text = sub(self.pair_phone_re, self.pair_phone, text)
+        text = sub(self.phone_re, self.phone, text)
+        text = self.dates.times(text)
+        text = sub(self.currency_before_re, self.currency, text)
+        text = sub(self.currency_after_re, self.currency, text)
+        text = sub(self.range_re, self.number_range, text)
+        text = sub(self.duration_re, self.duration_match, text)
+        text = sub(self.unit_re, self.unit, text)
+        text = sub(self.unit_alone_re, lambda m: m.group("per") + W.UNITS[
+            W.UNIT_ALIASES.get(m.group("unit"), m.group("unit"))][lang.code][0], text)
+        text = self.abbreviations(text)
+        text = sub(self.ordinal_re, lambda m: lang.ordinal_words(
+            int(m.group("n")), m.group("suf"), context(m)), text)
+        if self.dot_ordinal_re is not None:
+            text = sub(self.dot_ordinal_re, lambda m: lang.ordinal_words(
+                int(m.group("n")), ".", context(m)), text)
+        text = sub(self.model_re, self.model_number, text)
+        text = sub(self.year_re, self.year, text)
+        text = sub(self.number_re, self.number, text)
+        return lang.finish(text)
+
+    # -- rules -------------------------------------------------------------------------
+
+    def abbreviations(self, text: str) -> str:
+        lang = self.lang
+        if self.after_word_re is not None:
+            text = sub(self.after_word_re, lambda m: m.group("w") + m.group("sp")
+                       + lang.abbreviations_after_word[m.group("abbr")]
+                       + ("." if m.group("end") is not None else ""), text)
+
+        def expand(match: re.Match[str]) -> str:
+            abbr = match.group("abbr")
+            words = lang.abbreviations[abbr]
+            if match.group("end") is not None and abbr.endswith("."):
+                return words + "." + match.group("end")
+            return words + (match.group("end") or "")
+
+        return sub(self.abbrev_re, expand, text)
+
+    def number(self, match: re.Match[str]) -> str:
+        return self.lang.number(N.parse(match), next_noun(match), context(match))
+
+    def year(self, match: re.Match[str]) -> str | None:
+        if match.group("pre") is None and match.group("post") is None:
+            return None
+        return (match.group("pre") or "") + self.lang.year(int(match.group("y")))
+
+    def model_number(self, match: re.Match[str]) -> str:
+        return match.group("m") + N.pairs(match.group("d"), self.lang.code, self.lang.model_oh)
+
+    def number_range(self, match: re.Match[str]) -> str:
+        a, b = match.group("a"), match.group("b")
+        years = [int(x) for x in (a, b) if len(x) == 4 and x.isdigit()]
+        if len(years) == 2 and all(1100 <= y <= 2099 for y in years):
+            return f"{self.lang.year(years[0])} {self.lang.range_word} {self.lang.year(years[1])}"
+        return f"{a} {self.lang.range_word} {b}"  # the digits are read by the later passes
+
+    def phone(self, match: re.Match[str]) -> str:
+        groups = re.findall(r"\d+", match.group(0))
+        code = self.lang.code
+        words = ", ".join(N.digits(group, code, self.lang.phone_zero) for group in groups)
+        plus = f"{self.lang.plus_word} " if match.group(0).startswith("+") else ""
+        return plus + words
+
+    def pair_phone(self, match: re.Match[str]) -> str:
+        groups = re.findall(r"\d\d", match.group(0))
+        first = N.digits(groups[0], self.lang.code)
+        return ", ".join([first] + [self.lang.cardinal(int(g)) if g[0] != "0"
+                                    else N.digits(g, self.lang.code) for g in groups[1:]])
+
+    def currency(self, match: re.Match[str]) -> str | None:
+        lang = self.lang
+        cur = match.group("cur")
+        code = W.CURRENCY_SYMBOLS.get(cur, cur)
+        names = W.CURRENCIES.get(code, {}).get(lang.code)
+        if names is None:
+            return None
+        num = N.parse(match)
+        (major_sing, major_plural), (minor_sing, minor_plural) = names
+        if len(num.fraction) > 2:
+            return f"{lang.number(num)} {major_plural}"
+        cents = int(num.fraction.ljust(2, "0")) if num.fraction else 0
+        major = N.Num(False, num.integer, "")
+        minus = f"{lang.minus_word} " if num.negative else ""
+        agree = lang.unit_agree or lang.agree
+        parts = []
+        if int(major.integer) or not cents:
+            noun = major_sing if lang.singular(major) else major_plural
+            parts.append(f"{lang.number(major, noun, agree=agree)} {noun}")
+        if cents:
+            minor = N.Num(False, str(cents), "")
+            noun = minor_sing if cents == 1 else minor_plural
+            parts.append(f"{lang.number(minor, noun, agree=agree)} {noun}")
+        return minus + f" {lang.currency_and or lang.and_word} ".join(parts)
+
+    def unit(self, match: re.Match[str]) -> str | None:
+        lang = self.lang
+        unit = W.UNIT_ALIASES.get(match.group("unit"), match.group("unit"))
+        if unit in W.UNITS_NEED_SPACE and not match.group("space"):
+            return None
+        num = N.parse(match)
+        singular, plural = W.UNITS[unit][lang.code]
+        noun = singular if lang.singular(num) else plural
+        words = lang.number(num, noun, context(match), agree=lang.unit_agree)
+        return f"{words} {noun}"
+
+    def duration_match(self, match: re.Match[str]) -> str:
+        seconds = match.group("s")
+        return self.duration(int(match.group("h")), int(match.group("m")),
+                             int(seconds) if seconds else 0, context(match))
+
+    def duration(self, hours: int, minutes: int, seconds: int, ctx: Context | None = None
+                 ) -> str:
+        lang = self.lang
+        ctx = ctx or Context()
+        parts = []
+        for value, unit in ((hours, "h"), (minutes, "min"), (seconds, "s")):
+            if value:
+                singular, plural = W.UNITS[unit][lang.code]
+                noun = singular if value == 1 else plural
+                num = N.Num(False, str(value), "")
+                words = lang.number(num, noun, ctx, agree=lang.unit_agree)
+                parts.append(f"{words} {noun}")
+        if not parts:
+            return f"{lang.cardinal(0)} {W.UNITS['s'][lang.code][1]}"
+        if len(parts) == 1:
+            return parts[0]
+        joiner = f" {lang.and_word} " if lang.duration_and else " "
+        return ", ".join(parts[:-1]) + joiner + parts[-1]
