@@ -253,6 +253,9 @@ async def test_new_requests_are_refused_while_draining(tmp_path: Path, shared_da
             events = await synthesize_once(late, "Too late.")
             assert types_of(events) == ["error", "audio-start", "audio-stop"]
             assert events[0].data["code"] == "shutting-down"
+            events = await stream_once(late, ["Too late as well. "])
+            assert types_of(events) == ["error", "synthesize-stopped"]
+            assert events[0].data["code"] == "shutting-down"
             rest = await read_until(busy, {"audio-stop"})
             assert len(audio_cycles(first + rest)) == 1  # the request in progress completed
         assert server.wait_exit(60) == 0

@@ -202,7 +202,7 @@ async def test_describe_never_lands_inside_an_audio_cycle(tiny_server: ServerPro
                 await client.write_event(Describe().event())  # while the cycle is open
                 describes += 1
             events.append(await read_event(client))
-        for _ in range(describes):
+        for _ in range(describes - types_of(events).count("info")):
             events.append(await read_event(client))
     kinds = types_of(events)
     assert describes >= 2
@@ -306,3 +306,22 @@ async def test_voice_given_only_by_language(tiny_server: ServerProcess) -> None:
             break
         await asyncio.sleep(0.1)
     assert "One-shot with voice zh-female" in tiny_server.log
+
+
+async def test_an_idle_open_stream_does_not_hold_back_a_lone_request(
+    tiny_server: ServerProcess,
+) -> None:
+    """The batch window waits only for requests with text queued or decoding: a stream
+    that is open but has nothing to say yet is not one of them."""
+    async with AsyncClient.from_uri(tiny_server.uri) as idle, \
+            AsyncClient.from_uri(tiny_server.uri) as client:
+        await idle.write_event(SynthesizeStart().event())  # open, then silent
+        await client.write_event(Describe().event())
+        await read_until(client, {"info"})  # both connections are being served
+        start = len(tiny_server.log)
+        events = await synthesize_once(client, "A lone request.")
+        assert len(audio_cycles(events)) == 1
+        assert "Batch window" not in tiny_server.log[start:]
+        await idle.write_event(SynthesizeStop().event())
+        assert types_of(await read_until(idle, {"synthesize-stopped"})) == \
+            ["synthesize-stopped"]

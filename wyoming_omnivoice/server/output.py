@@ -124,8 +124,9 @@ class OrderedOutput:
             except asyncio.CancelledError:
                 if self._connection.closed:
                     raise
-                await self._fail(request, RequestError("Synthesis was cancelled",
-                                                       INTERNAL_ERROR))
+                if request.active:  # else: dropped because its request failed meanwhile
+                    await self._fail(request, RequestError("Synthesis was cancelled",
+                                                           INTERNAL_ERROR))
             except Exception as err:  # engine or queue failure: fail this request only
                 await self._fail(request, request_error_for(err))
         pcm = request.pcm
