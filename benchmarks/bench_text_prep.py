@@ -7,7 +7,8 @@ the text length; a pattern that backtracks shows up here as hundreds of millisec
 
     python benchmarks/bench_text_prep.py [--length 5000] [--repeat 3]
 
-Prints milliseconds per input (best of ``--repeat``); no thresholds, figures only.
+Prints milliseconds per input (best of ``--repeat``); no thresholds, figures only. The
+"stream/char" column is the total for 5000 one-character chunks (per chunk: that / 5000).
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from wyoming.tts import (
     SynthesizeStopped,
 )
 
-from wyoming_omnivoice.text.prepare import prepare_one_shot, prepare_streamed_sentence
+from wyoming_omnivoice.text.prepare import feed, prepare_one_shot, prepare_streamed_sentence
 from wyoming_omnivoice.text.sentences import SentenceSplitter
 
 from . import errors
@@ -240,7 +240,7 @@ class OmniVoiceEventHandler(Connection):
         if not self.ctx.settings.streaming:
             stream.collected.append(text)
             return
-        sentences = await self.ctx.state.text.prepare(len(text), stream.splitter.add, text)
+        sentences = await self.ctx.state.text.prepare(len(text), feed, stream.splitter, text)
         if self.closed or not request.active:
             return
         for sentence in sentences:

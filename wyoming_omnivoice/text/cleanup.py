@@ -17,7 +17,7 @@ _MD_LINK = re.compile(r"!?\[([^\[\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
 _AUTOLINK = re.compile(r"<(?:https?|ftp)://[^>\s]*>", re.IGNORECASE)
 _URL = re.compile(r"\b(?:(?:https?|ftp)://|www\.)[^\s<>\"'）)\]]+", re.IGNORECASE)
 # Fenced code markers and inline code ticks (the code text itself is kept).
-_FENCE = re.compile(r"^\s*```[^\n]*$", re.MULTILINE)
+_FENCE = re.compile(r"^[ \t]*```[^\n]*$", re.MULTILINE)
 _TICKS = re.compile(r"`+")
 # Headings "## Title", block quotes "> text", list markers "- x", "* x", "+ x", "1. x", "2) x".
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)

@@ -18,12 +18,16 @@ import html
 import re
 
 from .cleanup import clean_text, has_speech
-from .sentences import split_sentences
+from .sentences import SentenceSplitter
 
 #: One-shot text: sentences after the first are merged up to this many characters.
 GROUP_CHARS = 200
 #: The text formats a request may name (absent means ``text``).
 TEXT_FORMATS = ("text", "ssml")
+#: Text goes into the sentence splitter in slices of at most this many characters, as a
+#: stream's chunks do: the splitter then never scans more than about ``max_chars`` plus
+#: this, which keeps a long text's cost linear.
+FEED_CHARS = 256
 
 _SSML_TAG = re.compile(r"<[^<>]*>")
 
@@ -63,11 +67,27 @@ def group_sentences(sentences: list[str], limit: int = GROUP_CHARS) -> list[str]
     return groups
 
 
+def feed(splitter: SentenceSplitter, text: str) -> list[str]:
+    """The sentences ``text`` completes, fed to ``splitter`` in slices of FEED_CHARS.
+
+    The same sentences as one ``add`` of the whole text, except that a sentence running
+    past the splitter's ``max_chars`` is cut there as it would be in a stream, instead of
+    when a stop comes later in the text. A text of many sentence-like stops ("Dr. Dr.
+    ...") costs linear time instead of quadratic.
+    """
+    sentences: list[str] = []
+    for start in range(0, len(text), FEED_CHARS):
+        sentences += splitter.add(text[start:start + FEED_CHARS])
+    return sentences
+
+
 def prepare_one_shot(text: str, *, ssml: bool = False) -> list[str]:
     """The pieces to speak for a one-shot request, in order; empty when nothing is said."""
     if ssml:
         text = ssml_to_text(text)
-    sentences = (prepare_sentence(part) for part in split_sentences(text))
+    splitter = SentenceSplitter()
+    parts = feed(splitter, text) + splitter.finish()
+    sentences = (prepare_sentence(part) for part in parts)
     return group_sentences([sentence for sentence in sentences if has_speech(sentence)])
 
 
