@@ -64,6 +64,8 @@ class ServerProcess:
     port: int
     process: subprocess.Popen | None = None
     env: dict[str, str] = field(default_factory=dict)
+    #: What runs the server: the package, or a test-only entry such as faulty_server.py.
+    entry: list[str] = field(default_factory=lambda: ["-m", "wyoming_omnivoice"])
 
     @property
     def uri(self) -> str:
@@ -80,7 +82,7 @@ class ServerProcess:
         env.setdefault("PYTHONUNBUFFERED", "1")
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "wyoming_omnivoice", *self.args],
+                [sys.executable, *self.entry, *self.args],
                 cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, env=env,
             )
         return self
@@ -200,9 +202,10 @@ def voice_of(name: str | None) -> SynthesizeVoice | None:
 
 async def synthesize_once(client: AsyncClient, text: str, voice: str | None = None
                           ) -> list[Event]:
-    """One-shot request on an open connection; events up to audio-stop or error."""
+    """One-shot request on an open connection; events up to audio-stop (every one-shot
+    request ends with it, an error event first when it fails)."""
     await client.write_event(Synthesize(text=text, voice=voice_of(voice)).event())
-    return await read_until(client, {"audio-stop", "error"})
+    return await read_until(client, {"audio-stop"})
 
 
 async def synthesize(uri: str, text: str, voice: str | None = None) -> list[Event]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +131,15 @@ def test_broken_folders_are_skipped_or_raise(
     make_voice(tmp_path, "good")
     with caplog.at_level(logging.ERROR):
         assert [s.name for s in discover_cloned_voices(tmp_path)] == ["good"]
-    assert any("Skipping cloned voice folder" in r.getMessage() for r in caplog.records)
+    (record,) = caplog.records  # one error line, on one line
+    assert record.getMessage().startswith(f"Voice folder {tmp_path / 'voices'}")
+    assert "skipped" in record.getMessage() and "\n" not in record.getMessage()
+    # Collected instead of logged when the caller reports problems itself (the watcher).
+    caplog.clear()
+    problems: dict[Path, str] = {}
+    assert [s.name for s in discover_cloned_voices(tmp_path, problems=problems)] == ["good"]
+    assert not caplog.records and len(problems) == 1
+    assert re.search(message, next(iter(problems.values())), re.DOTALL)
     with pytest.raises(ValueError, match=message):
         discover_cloned_voices(tmp_path, on_error="raise")
 
@@ -370,5 +379,93 @@ async def test_voice_folder_added_while_running_is_picked_up_on_describe(
             break
     assert "carol" in names and "bob" in names and "dave" not in names
     assert "New cloned voice 'carol' picked up" in server.log
+    events = await synthesize(server.uri, "Good morning.", voice="carol")
+    assert types_of(events)[-1] == "audio-stop" and len(pcm_bytes(events)) > 0
+
+
+# ---------------------------------------------------------------------------------------
+# A bad voice folder costs only itself
+# ---------------------------------------------------------------------------------------
+
+
+def error_lines(log: str, needle: str) -> list[str]:
+    return [line for line in log.splitlines() if line.startswith("ERROR") and needle in line]
+
+
+def make_silent_voice(data_dir: Path, name: str, seconds: float = 3.0) -> Path:
+    folder = make_voice(data_dir, name, transcript="Nothing to hear.", seconds=seconds)
+    sf.write(folder / "reference.wav", np.zeros(int(seconds * 24000), np.float32), 24000)
+    return folder
+
+
+async def test_bad_voice_folders_are_skipped_at_start_others_served(
+    tmp_path: Path, server_factory: Any
+) -> None:
+    data_dir = tmp_path / "data"
+    make_voice(data_dir, "good", transcript="Hello, I am good.", seconds=3.0)
+    silent = make_silent_voice(data_dir, "silent")
+    short = make_voice(data_dir, "short", transcript="Hi.", seconds=0.4)
+    unreadable = make_voice(data_dir, "unreadable", transcript="Hi there.")
+    (unreadable / "reference.wav").write_bytes(b"RIFF not really a wav file")
+
+    server = server_factory(data_dir=data_dir)
+    names = {v.name for p in (await describe(server.uri)).tts for v in p.voices}
+    assert "good" in names and "en-female-young" in names
+    assert not names & {"silent", "short", "unreadable"}
+    for folder, fix in ((silent, "only silence"), (short, "too short"),
+                        (unreadable, "unreadable")):
+        lines = error_lines(server.log, str(folder))
+        assert len(lines) == 1, server.log  # one line, naming the file and the fix
+        assert fix in lines[0] and "reference.wav" in lines[0]
+    events = await synthesize(server.uri, "Good morning.", voice="good")
+    assert types_of(events)[-1] == "audio-stop" and len(pcm_bytes(events)) > 0
+    # Later describes (and the folder scans they start) do not report them again.
+    for _ in range(3):
+        await describe(server.uri)
+        await asyncio.sleep(0.2)
+    assert len(error_lines(server.log, str(silent))) == 1
+
+
+def test_a_bad_default_voice_folder_stops_the_start(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import REPO_ROOT, free_port, tiny_server_args
+
+    data_dir = tmp_path / "data"
+    make_silent_voice(data_dir, "silent")
+    result = subprocess.run(
+        [sys.executable, "-m", "wyoming_omnivoice", *tiny_server_args(free_port(), data_dir),
+         "--voice", "silent"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 2
+    assert "--voice" in result.stderr and "only silence" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+async def test_bad_voice_folder_added_while_running_is_reported_once(
+    tmp_path: Path, server_factory: Any
+) -> None:
+    data_dir = tmp_path / "data"
+    make_voice(data_dir, "bob", transcript="Hallo, ich bin Bob", meta="language: de\n",
+               seconds=3.0)
+    server = server_factory(data_dir=data_dir)
+    silent = make_silent_voice(data_dir, "quiet")
+    make_voice(data_dir, "carol", transcript="Hello, I am Carol.", seconds=3.0)
+    names: set[str] = set()
+    for _ in range(60):  # scans run in the background, at most one every 5 s
+        await asyncio.sleep(0.5)
+        names = {v.name for p in (await describe(server.uri)).tts for v in p.voices}
+        if "carol" in names and error_lines(server.log, str(silent)):
+            break
+    assert "carol" in names and "bob" in names and "quiet" not in names
+    # A few more scans: the bad folder is not tried (nor reported) again until it changes.
+    scans = server.log.count("New cloned voice")
+    for _ in range(12):
+        await asyncio.sleep(0.5)
+        await describe(server.uri)
+    lines = error_lines(server.log, str(silent))
+    assert len(lines) == 1 and "only silence" in lines[0]
+    assert server.log.count("New cloned voice") == scans
     events = await synthesize(server.uri, "Good morning.", voice="carol")
     assert types_of(events)[-1] == "audio-stop" and len(pcm_bytes(events)) > 0

@@ -36,6 +36,7 @@ from wyoming_omnivoice.server.download import (
     ensure_model,
     load_manifest,
 )
+from wyoming_omnivoice.server.verification import BY_GIT_ETAG, BY_LFS_ETAG, BY_MANIFEST
 
 FIXTURE_TINY = Path(__file__).parent / "fixtures" / "models" / "tiny"
 REV_A = "a" * 40
@@ -90,6 +91,11 @@ def _external_files(root: Path) -> list[str]:
     return names
 
 
+def git_blob_sha1(data: bytes) -> str:
+    """What ``git hash-object`` prints for these bytes."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 @dataclass
 class Repo:
     name: str
@@ -136,13 +142,13 @@ class FakeHub:
                     self._not_found()
                     return
                 repo, file_path, data = found
-                etag = (
-                    hashlib.sha256(data).hexdigest()
-                    if file_path.endswith((".onnx", ".data"))
-                    else hashlib.sha1(data).hexdigest()
-                )
+                # Like the hub: files in Git LFS have their SHA-256 as ETag, files kept in
+                # git itself (tokenizer.json) their git blob SHA-1.
+                lfs = file_path.endswith((".onnx", ".data"))
+                etag = hashlib.sha256(data).hexdigest() if lfs else git_blob_sha1(data)
                 if file_path in hub.bad_etag:
-                    etag = hashlib.sha256(b"other" + data).hexdigest()
+                    other = b"other" + data
+                    etag = hashlib.sha256(other).hexdigest() if lfs else git_blob_sha1(other)
                 start = 0
                 rng = self.headers.get("Range")
                 if body and rng and rng.startswith("bytes="):
@@ -183,7 +189,7 @@ class FakeHub:
                         listing = [
                             {
                                 "type": "file", "path": name, "size": len(data),
-                                "oid": hashlib.sha1(data).hexdigest(),
+                                "oid": git_blob_sha1(data),
                                 "lfs": {"oid": hashlib.sha256(data).hexdigest(),
                                         "size": len(data), "pointerSize": 134},
                             }
@@ -449,6 +455,54 @@ def test_hub_etag_checks_files_without_a_manifest_hash(setup: HubSetup) -> None:
     _assert_complete(setup, ["audio_heads_decoder.onnx"])
 
 
+def test_a_git_etag_checks_files_kept_in_git(setup: HubSetup) -> None:
+    """tokenizer.json is kept in git, not LFS: its ETag is the git blob SHA-1, checked too."""
+    setup.hub.bad_etag.add("tokenizer.json")
+    with pytest.raises(ModelError, match=r"tokenizer\.json .*git blob SHA-1"):
+        ensure_model(setup.data_dir, manifest=setup.manifest)
+    assert not (setup.model_dir / "tokenizer.json").exists()
+
+
+def test_the_record_says_what_each_file_was_checked_against(setup: HubSetup) -> None:
+    model_dir = ensure_model(setup.data_dir, manifest=setup.manifest)
+    record = json.loads((model_dir / VERIFIED_SIDECAR).read_text())["files"]
+    against = {name: entry["checked_against"] for name, entry in record.items()}
+    assert against["llm_backbone_fp32.onnx.data"] == BY_MANIFEST
+    assert against["llm_backbone_fp32.onnx"] == BY_MANIFEST
+    assert against["audio_heads_decoder.onnx"] == BY_LFS_ETAG
+    assert against["audio_embeddings_encoder.onnx.data"] == BY_LFS_ETAG
+    assert against["tokenizer.json"] == BY_GIT_ETAG
+    for entry in setup.entries:
+        if entry["group"] == "core":
+            assert record[entry["local_name"]]["source"] == \
+                f"{entry['repo']}@{entry['revision'][:12]}:{entry['path']}"
+
+
+def test_later_starts_check_files_against_the_record(setup: HubSetup) -> None:
+    """A file without a hash in the manifest, changed after the first download (same size,
+    other bytes, new mtime), is caught by the SHA-256 recorded then and fetched again."""
+    ensure_model(setup.data_dir, manifest=setup.manifest)
+    victim = setup.model_dir / "audio_heads_decoder.onnx"
+    good = victim.read_bytes()
+    victim.write_bytes(good[:-1] + bytes([good[-1] ^ 0xFF]))
+    os.utime(victim, ns=(1, 1))
+    setup.hub.clear()
+    ensure_model(setup.data_dir, manifest=setup.manifest)
+    assert victim.read_bytes() == good
+    assert [r[1].rsplit("/", 1)[1] for r in setup.hub.gets()] == ["audio_heads_decoder.onnx"]
+
+
+def test_a_file_recorded_from_another_revision_is_fetched_again(setup: HubSetup) -> None:
+    ensure_model(setup.data_dir, manifest=setup.manifest)
+    sidecar = setup.model_dir / VERIFIED_SIDECAR
+    record = json.loads(sidecar.read_text())
+    record["files"]["tokenizer.json"]["source"] = f"{REPO_GRAPHS}@{'c' * 12}:tokenizer.json"
+    sidecar.write_text(json.dumps(record))
+    setup.hub.clear()
+    ensure_model(setup.data_dir, manifest=setup.manifest)
+    assert [r[1].rsplit("/", 1)[1] for r in setup.hub.gets()] == ["tokenizer.json"]
+
+
 def test_offline_mode_lists_missing_files_and_a_command(
     setup: HubSetup, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -522,12 +576,22 @@ def test_offline_mode_takes_files_from_the_hub_cache(
         target.write_bytes((setup.source / entry["path"]).read_bytes())
     corrupt = cache / f"models--{REPO_BACKBONE.replace('/', '--')}" / "snapshots" / REV_A
     (corrupt / "llm_backbone_fp32.onnx").write_bytes(b"not the graph")
+    # The cache names blobs by the hub's ETag: a blob whose bytes do not match its name is
+    # refused like a bad download.
+    graphs = cache / f"models--{REPO_GRAPHS.replace('/', '--')}"
+    heads = graphs / "snapshots" / REV_B / "audio_embeddings_encoder.onnx"
+    blob = graphs / "blobs" / hashlib.sha256(b"another file").hexdigest()
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    blob.write_bytes(heads.read_bytes()[:-1] + b"\x00")
+    heads.unlink()
+    heads.symlink_to(blob)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelError) as info:
         ensure_model(setup.data_dir, manifest=setup.manifest)
     text = str(info.value)
     assert "  - llm_backbone_fp32.onnx  (" in text  # the bad cached copy is refused
+    assert "  - audio_embeddings_encoder.onnx  (" in text  # its blob is not its ETag
     assert "audio_heads_decoder.onnx" not in text  # the good ones were taken
     assert (setup.model_dir / "audio_heads_decoder.onnx").is_file()
     assert setup.hub.requests == []

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from wyoming_omnivoice.server.anchors import Anchor
-from wyoming_omnivoice.server.cli import VoiceAssets, make_request_factory
+from wyoming_omnivoice.server.request_builder import make_request_factory
+from wyoming_omnivoice.server.voice_assets import VoiceAssets
 from wyoming_omnivoice.server.voices import VoicePreset
 
 TEXT = "Battery at 85%."

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import READ_TIMEOUT_S, ServerProcess, audio_cycles
-from test_robustness_faults import start_server
-from test_robustness_wire import Raw
+from conftest import READ_TIMEOUT_S, ServerProcess, audio_cycles, describe, synthesize
+from test_robustness_faults import start_server, wait_for_log
+from test_robustness_wire import Raw, frame
 
 #: Seconds of silence after which the idle server closes a connection with nothing running.
 IDLE_S = 0.3
@@ -64,7 +66,7 @@ async def test_connection_with_work_in_progress_is_kept(idle_server: ServerProce
     raw = await Raw.open(idle_server)
     await raw.send_event("synthesize", {"text": LONG_TEXT})
     started = time.monotonic()
-    events = await raw.read_until({"audio-stop", "error"})
+    events = await raw.read_until({"audio-stop"})
     took = time.monotonic() - started
     assert [e.type for e in events][-1] == "audio-stop"
     assert len(audio_cycles(events)) == 1
@@ -100,3 +102,46 @@ async def test_connections_over_the_cap_are_refused(capped_server: ServerProcess
         await asyncio.sleep(0.1)
     assert "--max-connections" in capped_server.log
     assert capped_server.alive
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of a process, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+#: Small events the attacking client sends without reading: describes and bad chunks, each
+#: answered (an ``info``, an ``error``). Unbounded, the answers held some 140 MiB.
+ATTACK_EVENTS = 20_000
+
+
+async def test_client_that_sends_without_reading_is_closed_memory_stays_bounded(
+        tmp_path: Path, shared_data_dir: Path) -> None:
+    """The attack: start a long synthesis, never read, keep sending small events. The
+    server closes that connection once its answers pile up; its memory stays flat and
+    other clients are served."""
+    server = start_server(tmp_path, shared_data_dir, "--write-timeout", "600")
+    try:
+        assert server.process is not None
+        before = rss_mib(server.process.pid)
+        attacker = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        attacker.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        attacker.connect(("127.0.0.1", server.port))
+        attacker.sendall(frame("synthesize", {"text": LONG_TEXT}))
+        small = [frame("describe"), frame("synthesize-chunk", {"text": 7})]
+        with contextlib.suppress(OSError):  # OSError: the server closed the connection on us
+            for index in range(ATTACK_EVENTS):
+                attacker.sendall(small[index % 2])
+        wait_for_log(server, "without reading the answers")
+        peak = rss_mib(server.process.pid)
+        assert peak - before < 64, f"RSS grew from {before:.0f} to {peak:.0f} MiB"
+        # Everyone else is unaffected.
+        assert (await describe(server.uri)).tts[0].installed
+        events = await synthesize(server.uri, "Still serving the others.")
+        assert len(audio_cycles(events)) == 1
+        attacker.close()
+        assert server.alive
+    finally:
+        server.stop()

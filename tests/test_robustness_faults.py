@@ -1,9 +1,9 @@
 """Faults and lifecycle: engine errors, a dying worker, stuck clients, signals, bad caches.
 
-Engine faults come from the worker's test-only fault injection
-(``WYOMING_OMNIVOICE_FAULT_INJECTION=1``: a text containing ``faultengine`` raises an
+Engine faults come from the test-only entry ``tests/faulty_server.py``: the real server
+whose engine is wrapped so that a text containing ``faultengine`` raises an
 onnxruntime-style error, ``faultmemory`` a ``MemoryError``, ``faultdeath`` kills the worker
-thread). Everything else is the real server, engine and client.
+thread. Everything else is the real server, engine and client.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from conftest import (
     READ_TIMEOUT_S,
+    REPO_ROOT,
     TINY_MODEL,
     ServerProcess,
     audio_cycles,
@@ -33,18 +34,26 @@ from conftest import (
     tiny_server_args,
     types_of,
 )
+from faulty_server import FaultyEngine
 from wyoming.client import AsyncClient
+from wyoming.info import Info
 from wyoming.tts import Synthesize
 
 from wyoming_omnivoice import Engine, SynthesisRequest
 from wyoming_omnivoice.health_check import Unhealthy, _judge
-from wyoming_omnivoice.server import cli
-from wyoming_omnivoice.server import worker as worker_module
-from wyoming_omnivoice.server.handler import RequestLimiter, ServerContext
-from wyoming_omnivoice.server.voices import build_catalog
-from wyoming_omnivoice.server.worker import FAULT_INJECTION_ENV, InferenceWorker
+from wyoming_omnivoice.server import startup
+from wyoming_omnivoice.server.context import (
+    LiveState,
+    RequestSlots,
+    ServerContext,
+    ServerPolicy,
+    ServerSettings,
+)
+from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.server.voice_config import build_catalog
+from wyoming_omnivoice.server.worker import InferenceWorker, WorkerStoppedError
 
-FAULTS = {FAULT_INJECTION_ENV: "1"}
+FAULTY_ENTRY = [str(REPO_ROOT / "tests" / "faulty_server.py")]
 LONG_TEXT = " ".join(
     f"This is sentence number {n}, which keeps the synthesis busy for a while." for n in
     range(1, 13)
@@ -52,17 +61,19 @@ LONG_TEXT = " ".join(
 
 
 def start_server(tmp_path: Path, data_dir: Path, *extra: str,
-                 env: dict[str, str] | None = None) -> ServerProcess:
+                 env: dict[str, str] | None = None, faulty: bool = False) -> ServerProcess:
     port = free_port()
     server = ServerProcess(tiny_server_args(port, data_dir, *extra),
                            tmp_path / f"server-{port}.log", port, env=dict(env or {}))
+    if faulty:
+        server.entry = FAULTY_ENTRY
     return server.start().wait_ready()
 
 
 @pytest.fixture(scope="module")
 def fault_server(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path
                  ) -> Iterator[ServerProcess]:
-    server = start_server(tmp_path_factory.mktemp("faults"), shared_data_dir, env=FAULTS)
+    server = start_server(tmp_path_factory.mktemp("faults"), shared_data_dir, faulty=True)
     try:
         yield server
     finally:
@@ -88,10 +99,11 @@ async def test_engine_fault_fails_only_that_request(fault_server: ServerProcess,
                                                     needle: str) -> None:
     async with AsyncClient.from_uri(fault_server.uri) as client:
         events = await synthesize_once(client, text)
-        errors = [e.data for e in events if e.type == "error"]
-        assert len(errors) == 1 and errors[0]["code"] == "synthesis-failed"
-        assert needle in errors[0]["text"]
-        assert "audio-chunk" not in types_of(events)
+        # The error, then the request still ends with audio-stop (clients that ignore
+        # error events do not hang).
+        assert types_of(events) == ["error", "audio-start", "audio-stop"]
+        assert events[0].data["code"] == "synthesis-failed"
+        assert needle in events[0].data["text"]
         events = await synthesize_once(client, "And now a normal sentence.")
         assert len(audio_cycles(events)) == 1
     assert (await describe(fault_server.uri)).tts[0].installed
@@ -103,7 +115,7 @@ async def test_engine_fault_in_a_batch_spares_the_neighbours(fault_server: Serve
     results = await asyncio.gather(*(synthesize(fault_server.uri, t) for t in texts))
     for text, events in zip(texts, results, strict=True):
         if "fault" in text:
-            assert types_of(events)[-1] == "error"
+            assert types_of(events) == ["error", "audio-start", "audio-stop"]
         else:
             assert len(audio_cycles(events)) == 1 and pcm_bytes(events)
 
@@ -121,37 +133,40 @@ async def test_engine_fault_mid_stream_still_ends_the_stream(fault_server: Serve
 
 async def test_dead_worker_fails_requests_and_exits_non_zero(tmp_path: Path,
                                                              shared_data_dir: Path) -> None:
-    server = start_server(tmp_path, shared_data_dir, env=FAULTS)
+    server = start_server(tmp_path, shared_data_dir, faulty=True)
     try:
         events = await synthesize(server.uri, "This faultdeath kills the worker.")
-        errors = [e.data for e in events if e.type == "error"]
-        assert len(errors) == 1 and errors[0]["code"] == "worker-stopped"
+        assert types_of(events) == ["error", "audio-start", "audio-stop"]
+        assert events[0].data["code"] == "worker-stopped"
         assert server.wait_exit(60) == 1  # the container restarts it
         assert "The synthesis worker died" in server.log
     finally:
         server.stop()
 
 
-async def test_dead_worker_makes_info_unhealthy(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_dead_worker_makes_info_unhealthy() -> None:
     """In process: the real worker thread dies; info reports the program not installed."""
-    monkeypatch.setattr(worker_module, "_FAULTS_ENABLED", True)
-    engine = Engine.load(TINY_MODEL, device="cpu")
+    engine = FaultyEngine(Engine.load(TINY_MODEL, device="cpu"))
     deaths: list[BaseException] = []
     worker = InferenceWorker(engine, on_death=deaths.append)
     worker.start()
     catalog = build_catalog(None)
-    context = ServerContext(catalog=catalog, default_voice=catalog.names[0], worker=worker,
-                            limiter=RequestLimiter(4), sample_rate=engine.sample_rate,
-                            make_request=lambda voice, text: SynthesisRequest(text=text))
-    _judge(context.info())  # healthy
+    context = ServerContext(
+        settings=ServerSettings(default_voice=catalog.names[0], sample_rate=engine.sample_rate),
+        state=LiveState(catalog=catalog, slots=RequestSlots(4)),
+        policy=ServerPolicy(make_request=lambda voice, text: SynthesisRequest(text=text)),
+        worker=worker)
+    _judge(Info.from_event(context.describe()))  # healthy
     job = worker.submit(SynthesisRequest(text="faultdeath", language="en"))
-    with pytest.raises(worker_module.WorkerStoppedError):
+    with pytest.raises(WorkerStoppedError):
         await asyncio.wait_for(job.future, READ_TIMEOUT_S)
     assert not worker.alive and len(deaths) == 1
     with pytest.raises(Unhealthy, match="not available"):
-        _judge(context.info())
-    with pytest.raises(worker_module.WorkerStoppedError):
+        _judge(Info.from_event(context.describe()))
+    with pytest.raises(WorkerStoppedError):
         worker.submit(SynthesisRequest(text="Anyone there?"))
+    with pytest.raises(WorkerStoppedError):
+        worker.call(lambda engine: engine.sample_rate)
     worker.stop(timeout=10)
 
 
@@ -200,7 +215,7 @@ async def test_signal_finishes_requests_in_progress_then_exits_zero(
             assert first[-1].type == "audio-chunk"
             assert server.process is not None
             server.process.send_signal(sig)
-            rest = await read_until(client, {"audio-stop", "error"})
+            rest = await read_until(client, {"audio-stop"})
             events = first + rest
             assert len(audio_cycles(events)) == 1  # complete, not cut off
             assert await client.read_event() is None  # then the connection is closed
@@ -236,8 +251,12 @@ async def test_new_requests_are_refused_while_draining(tmp_path: Path, shared_da
             server.process.send_signal(signal.SIGTERM)
             wait_for_log(server, "Waiting up to")
             events = await synthesize_once(late, "Too late.")
-            assert [e.data["code"] for e in events if e.type == "error"] == ["shutting-down"]
-            rest = await read_until(busy, {"audio-stop", "error"})
+            assert types_of(events) == ["error", "audio-start", "audio-stop"]
+            assert events[0].data["code"] == "shutting-down"
+            events = await stream_once(late, ["Too late as well. "])
+            assert types_of(events) == ["error", "synthesize-stopped"]
+            assert events[0].data["code"] == "shutting-down"
+            rest = await read_until(busy, {"audio-stop"})
             assert len(audio_cycles(first + rest)) == 1  # the request in progress completed
         assert server.wait_exit(60) == 0
     finally:
@@ -250,10 +269,10 @@ async def test_new_requests_are_refused_while_draining(tmp_path: Path, shared_da
 def test_cuda_failure_falls_back_to_cpu_only_with_auto(monkeypatch: pytest.MonkeyPatch,
                                                        caplog: pytest.LogCaptureFixture) -> None:
     """A GPU provider that fails to create sessions: auto falls back loudly, cuda stops."""
-    from wyoming_omnivoice.engine import core
+    from wyoming_omnivoice.engine import core, sessions
     from wyoming_omnivoice.engine.sessions import ProviderChoice
 
-    real = core.choose_providers
+    real = sessions.choose_providers
 
     def broken_gpu(device: str) -> ProviderChoice:
         if device == "cpu":
@@ -261,13 +280,14 @@ def test_cuda_failure_falls_back_to_cpu_only_with_auto(monkeypatch: pytest.Monke
         return ProviderChoice("cuda", ("NoSuchGpuExecutionProvider",))
 
     monkeypatch.setattr(core, "choose_providers", broken_gpu)
+    monkeypatch.setattr(sessions, "choose_providers", broken_gpu)
     with caplog.at_level(logging.ERROR):
-        engine = cli.load_engine(TINY_MODEL, "auto")
+        engine = startup.load_engine(TINY_MODEL, "auto")
     assert engine.device == "cpu"
     assert any("FALLING BACK TO THE CPU" in r.getMessage() and r.levelno == logging.ERROR
                for r in caplog.records)
-    with pytest.raises(cli.StartupError, match="--device auto to allow the CPU"):
-        cli.load_engine(TINY_MODEL, "cuda")
+    with pytest.raises(StartupError, match="--device auto to allow the CPU"):
+        startup.load_engine(TINY_MODEL, "cuda")
 
 
 def test_device_cuda_without_cuda_stops_with_a_clear_message(tmp_path: Path) -> None:

@@ -70,7 +70,7 @@ async def test_max_concurrent_gives_busy_error_not_a_hang(server_factory) -> Non
         assert (await read_event(first)).type == "audio-start"
         async with AsyncClient.from_uri(server.uri) as second:
             events = await synthesize_once(second, "Me too, please.")
-            assert types_of(events) == ["error"]
+            assert types_of(events) == ["error", "audio-start", "audio-stop"]
             assert events[0].data["code"] == "busy" and events[0].data["text"]
             # A stream is refused the same way and still ends with synthesize-stopped.
             events = await stream_once(second, ["Me too."])
@@ -106,14 +106,14 @@ async def test_text_too_long_is_refused(server_factory) -> None:
     server = server_factory("--max-text-length", "40")
     async with AsyncClient.from_uri(server.uri) as client:
         events = await synthesize_once(client, "This text is much longer than forty characters.")
-        assert types_of(events) == ["error"]
+        assert types_of(events) == ["error", "audio-start", "audio-stop"]
         assert events[0].data["code"] == "text-too-long"
         await client.write_event(SynthesizeStart().event())
         for _ in range(5):
             await client.write_event(SynthesizeChunk(text="Twelve chars").event())
         await client.write_event(SynthesizeStop().event())
         events = await read_until(client, {"synthesize-stopped"})
-        assert "error" in types_of(events)
+        assert types_of(events) == ["error", "synthesize-stopped"]
         events = await synthesize_once(client, "Short is fine.")
         assert len(audio_cycles(events)) == 1
 
@@ -185,21 +185,72 @@ def test_bad_flags_fail_with_one_clear_message(extra: list[str], needle: str,
     assert "Ready" not in result.stderr
 
 
-def test_bad_voices_file_names_file_entry_and_allowed_words(tmp_path: Path) -> None:
+BAD_VOICES = """voices:
+  - name: ok
+    instruct: male
+    languages: [en]
+  - name: broken
+    instruct: femal, britsh accent
+    languages: [en]
+  - name: no-words
+    reference_audio: me.wav
+    languages: [en]
+  - name: ok
+    instruct: female
+    languages: [en]
+"""
+
+
+def _error_lines(log: str, needle: str) -> list[str]:
+    return [line for line in log.splitlines() if line.startswith("ERROR") and needle in line]
+
+
+async def test_bad_voices_file_entries_are_skipped_others_served(server_factory,
+                                                                 tmp_path: Path) -> None:
+    """A bad entry costs only itself: one error line names the file, the entry and the fix;
+    it is not advertised; every other voice is served."""
     voices_file = tmp_path / "my-voices.yaml"
-    voices_file.write_text(
-        "voices:\n  - name: ok\n    instruct: male\n    languages: [en]\n"
-        "  - name: broken\n    instruct: femal, britsh accent\n    languages: [en]\n",
-        encoding="utf-8",
-    )
+    voices_file.write_text(BAD_VOICES, encoding="utf-8")
+    (tmp_path / "me.wav").write_bytes(b"RIFF")
+    server = server_factory("--voices-file", str(voices_file), data_dir=tmp_path / "data")
+    names = [voice.name for voice in (await describe(server.uri)).tts[0].voices]
+    assert "ok" in names and "en-female-young" in names
+    assert "broken" not in names and "no-words" not in names
+    broken = _error_lines(server.log, "'broken'")
+    assert len(broken) == 1
+    assert str(voices_file) in broken[0] and "#2" in broken[0]
+    assert "female" in broken[0] and "british accent" in broken[0]  # the suggested fix
+    assert "young adult" in broken[0]  # the allowed vocabulary is listed
+    no_words = _error_lines(server.log, "'no-words'")
+    assert len(no_words) == 1 and "reference_text" in no_words[0]
+    twice = _error_lines(server.log, "used twice")
+    assert len(twice) == 1 and "#4" in twice[0]
+    async with AsyncClient.from_uri(server.uri) as client:
+        events = await synthesize_once(client, "The good voice speaks.", voice="ok")
+        assert len(audio_cycles(events)) == 1
+
+
+def test_a_bad_default_voice_stops_the_start(tmp_path: Path) -> None:
+    voices_file = tmp_path / "my-voices.yaml"
+    voices_file.write_text(BAD_VOICES, encoding="utf-8")
     result = _run_cli(*tiny_server_args(free_port(), tmp_path / "data"),
-                      "--voices-file", str(voices_file))
+                      "--voices-file", str(voices_file), "--voice", "broken")
     assert result.returncode == 2
     message = result.stderr
-    assert str(voices_file) in message
-    assert "#2" in message and "'broken'" in message
-    assert "female" in message and "british accent" in message  # suggestions / allowed words
-    assert "young adult" in message  # the allowed vocabulary is listed
+    assert "--voice 'broken'" in message and str(voices_file) in message
+    assert "british accent" in message
+    assert "Traceback" not in message
+
+
+def test_an_unreadable_voices_file_is_skipped_unless_it_holds_the_default(
+        tmp_path: Path) -> None:
+    voices_file = tmp_path / "my-voices.yaml"
+    voices_file.write_text("voices: [unclosed\n", encoding="utf-8")
+    result = _run_cli(*tiny_server_args(free_port(), tmp_path / "data"),
+                      "--voices-file", str(voices_file), "--voice", "narrator")
+    assert result.returncode == 2
+    assert "'narrator' is not a known voice" in result.stderr
+    assert "not valid YAML" in result.stderr and str(voices_file) in result.stderr
 
 
 def test_bad_model_dir_fails_with_model_error(tmp_path: Path) -> None:
@@ -268,7 +319,7 @@ async def test_stdio_transport(tmp_path: Path) -> None:
 )
 def test_zeroconf_announces_a_real_address(host: str | None, announced: str | None) -> None:
     """A wildcard bind lets wyoming detect the LAN IP instead of announcing 0.0.0.0."""
-    from wyoming_omnivoice.server.cli import zeroconf_host
+    from wyoming_omnivoice.server.serve import zeroconf_host
 
     assert zeroconf_host(host) == announced
 

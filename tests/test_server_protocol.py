@@ -19,7 +19,13 @@ from wyoming.audio import AudioChunk, AudioStart
 from wyoming.client import AsyncClient
 from wyoming.event import Event
 from wyoming.info import Describe, Info
-from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
+from wyoming.tts import (
+    Synthesize,
+    SynthesizeChunk,
+    SynthesizeStart,
+    SynthesizeStop,
+    SynthesizeVoice,
+)
 
 RATE = 24000
 SAMPLES_PER_CHUNK = 1024
@@ -146,21 +152,63 @@ async def test_unknown_and_empty_events_are_ignored(tiny_server: ServerProcess) 
     assert len(audio_cycles(events)) == 1
 
 
-async def test_unknown_voice_gives_error_and_connection_stays_usable(
+async def wait_for_log(server: ServerProcess, needle: str) -> None:
+    for _ in range(100):
+        if needle in server.log:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{needle!r} not in the log:\n{server.log[-3000:]}")
+
+
+async def test_unknown_voice_is_spoken_with_the_best_voice_for_its_language(
     tiny_server: ServerProcess,
 ) -> None:
+    """A voice saved in a client and later removed (or a typo) still speaks: the best voice
+    for the request's language, with a warning in the log; never an error."""
     async with AsyncClient.from_uri(tiny_server.uri) as client:
         events = await synthesize_once(client, "Hello.", voice="no-such-voice")
-        assert types_of(events) == ["error"]
-        error = events[0].data
-        assert "no-such-voice" in error["text"] and "en-female-young" in error["text"]
-        assert error["code"] == "unknown-voice"
+        assert "error" not in types_of(events)
+        assert len(audio_cycles(events)) == 1 and pcm_bytes(events)
+        await wait_for_log(tiny_server, "Unknown voice 'no-such-voice': speaking with "
+                                        "'en-female-young'")
+        # With a language, the default voice is not good enough: a voice that speaks it.
+        # (SynthesizeVoice drops the language when a name is set: a raw event sends both.)
+        await client.write_event(Event("synthesize", {
+            "text": "你好。", "voice": {"name": "gone-voice", "language": "zh"}}))
+        events = await read_until(client, {"audio-stop"})
+        assert "error" not in types_of(events) and len(audio_cycles(events)) == 1
+        await wait_for_log(tiny_server, "Unknown voice 'gone-voice': speaking with "
+                                        "'zh-female'")
+        # Streaming with an unknown voice: spoken, and the stream ends properly.
+        events = await stream_once(client, ["Hi there."], voice="nobody")
+        assert types_of(events)[-1] == "synthesize-stopped"
+        assert "error" not in types_of(events) and len(audio_cycles(events)) == 1
         # Same connection, valid voice.
         events = await synthesize_once(client, "Hello again.", voice="en-male-british")
         assert len(audio_cycles(events)) == 1
-        # Streaming with an unknown voice: error, then the stream still ends properly.
-        events = await stream_once(client, ["Hi there."], voice="nobody")
-        assert types_of(events) == ["error", "synthesize-stopped"]
+
+
+async def test_describe_never_lands_inside_an_audio_cycle(tiny_server: ServerProcess) -> None:
+    """Describes sent while a multi-sentence one-shot is being written are answered after
+    its audio-stop, in order: the info never splits the audio cycle."""
+    text = ("Short first sentence. Then a much longer second part that takes the worker "
+            "a while to decode, with plenty of words to keep it busy for some time.")
+    async with AsyncClient.from_uri(tiny_server.uri) as client:
+        await client.write_event(Synthesize(text=text).event())
+        events = [await read_event(client)]
+        describes = 0
+        while events[-1].type != "audio-stop":
+            if events[-1].type in ("audio-start", "audio-chunk") and describes < 20:
+                await client.write_event(Describe().event())  # while the cycle is open
+                describes += 1
+            events.append(await read_event(client))
+        for _ in range(describes - types_of(events).count("info")):
+            events.append(await read_event(client))
+    kinds = types_of(events)
+    assert describes >= 2
+    stop = kinds.index("audio-stop")
+    assert set(kinds[stop + 1:]) == {"info"} and "info" not in kinds[:stop]
+    assert len(audio_cycles(events)) == 1
 
 
 async def test_empty_and_whitespace_text(tiny_server: ServerProcess) -> None:
@@ -248,15 +296,32 @@ async def test_client_disconnecting_mid_stream_does_not_affect_others(
 
 async def test_voice_given_only_by_language(tiny_server: ServerProcess) -> None:
     """A client may name a language instead of a voice: a voice speaking it is used."""
-    from wyoming.tts import SynthesizeVoice
-
     async with AsyncClient.from_uri(tiny_server.uri) as client:
         await client.write_event(Synthesize(
             text="你好，世界。", voice=SynthesizeVoice(language="zh")).event())
-        events = await read_until(client, {"audio-stop", "error"})
+        events = await read_until(client, {"audio-stop"})
     assert len(audio_cycles(events)) == 1
     for _ in range(100):
         if "One-shot with voice zh-female" in tiny_server.log:
             break
         await asyncio.sleep(0.1)
     assert "One-shot with voice zh-female" in tiny_server.log
+
+
+async def test_an_idle_open_stream_does_not_hold_back_a_lone_request(
+    tiny_server: ServerProcess,
+) -> None:
+    """The batch window waits only for requests with text queued or decoding: a stream
+    that is open but has nothing to say yet is not one of them."""
+    async with AsyncClient.from_uri(tiny_server.uri) as idle, \
+            AsyncClient.from_uri(tiny_server.uri) as client:
+        await idle.write_event(SynthesizeStart().event())  # open, then silent
+        await client.write_event(Describe().event())
+        await read_until(client, {"info"})  # both connections are being served
+        start = len(tiny_server.log)
+        events = await synthesize_once(client, "A lone request.")
+        assert len(audio_cycles(events)) == 1
+        assert "Batch window" not in tiny_server.log[start:]
+        await idle.write_event(SynthesizeStop().event())
+        assert types_of(await read_until(idle, {"synthesize-stopped"})) == \
+            ["synthesize-stopped"]

@@ -12,7 +12,7 @@ from conftest import TINY_MODEL
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 from wyoming_omnivoice.server.anchors import AnchorCache, anchor_text_for
-from wyoming_omnivoice.server.voices import parse_voices_document
+from wyoming_omnivoice.server.voice_config import parse_voices_document
 from wyoming_omnivoice.server.worker import BusyError, InferenceWorker, WorkerStoppedError
 
 LONG_TEXT = " ".join(["This sentence keeps the worker busy for a while."] * 6)
@@ -207,3 +207,47 @@ def test_anchor_sentences_are_about_three_seconds() -> None:
     for language, text in ANCHOR_TEXTS.items():
         frames = estimate_num_frames(text, None, None, 1.0)
         assert 60 <= frames <= 85, (language, frames)
+
+
+async def test_calls_run_on_the_worker_thread_between_batches(make_worker,
+                                                              engine: Engine) -> None:
+    """Engine work other than synthesis (a voice folder's reference) runs on the one thread
+    that owns the engine, never beside a decode."""
+    import threading
+
+    from wyoming_omnivoice.server.voice_assets import WorkerEncoder
+
+    worker = make_worker()
+    busy = worker.submit(request(LONG_TEXT))
+    await busy.started
+    seen: list[str] = []
+
+    def where(_engine: Engine) -> str:
+        seen.append(threading.current_thread().name)
+        return "done"
+
+    call = worker.call(where)
+    assert await asyncio.wrap_future(call) == "done"
+    assert busy.future.done()  # it waited for the running decode
+    assert seen == ["omnivoice-worker"]
+    rate = 24000
+    wav = (0.3 * np.sin(np.arange(3 * rate) * 2 * np.pi * 220 / rate)).astype(np.float32)
+    encoder = WorkerEncoder(worker, engine.fingerprint)
+    prompt = await asyncio.to_thread(encoder.encode_reference, wav, rate, "A test tone.")
+    assert prompt.codes.shape[0] == 8 and worker.calls_done == 2
+    with pytest.raises(ValueError, match="only silence"):
+        await asyncio.to_thread(encoder.encode_reference, np.zeros(rate, np.float32), rate,
+                                "Nothing.")
+
+
+async def test_lone_request_does_not_wait_for_the_window(make_worker, caplog) -> None:
+    import logging
+
+    in_flight = {"n": 1}
+    worker = make_worker(batch_window_s=0.010, in_flight=lambda: in_flight["n"])
+    with caplog.at_level(logging.DEBUG, logger="wyoming_omnivoice.server.worker"):
+        await worker.submit(request("Alone.")).future
+        assert not any("Batch window" in r.getMessage() for r in caplog.records)
+        in_flight["n"] = 2  # another request is on its way: the window waits for it
+        await worker.submit(request("Not alone.", seed=2)).future
+    assert any("Batch window" in r.getMessage() for r in caplog.records)

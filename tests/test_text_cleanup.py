@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from wyoming_omnivoice.server.handler import prepare_sentence
 from wyoming_omnivoice.text.cleanup import clean_text, has_speech
+from wyoming_omnivoice.text.prepare import prepare_sentence
 
 
 @pytest.mark.parametrize(
@@ -58,3 +58,21 @@ def test_nothing_to_say(text: str) -> None:
 @pytest.mark.parametrize("text", ["Hi", "42", "你好", "[laughter]"])
 def test_something_to_say(text: str) -> None:
     assert has_speech(clean_text(text))
+
+
+@pytest.mark.parametrize("unit", ["**a ", "__a ", "~~a ", "a **b", "*a "])
+def test_unclosed_emphasis_runs_keep_their_words(unit: str) -> None:
+    """Inputs that made the old emphasis patterns backtrack (quadratic time; see
+    benchmarks/bench_text_prep.py) are still cleaned: unpaired ``**``/``~~`` go, single
+    marks stay as they are, and every word is kept, in order."""
+    text = unit * 1250
+    cleaned = clean_text(text)
+    assert "**" not in cleaned and "~~" not in cleaned
+    words = [word.strip("*_~") for word in text.split()]
+    assert [word.strip("*_~") for word in cleaned.split()] == [w for w in words if w]
+
+
+def test_table_separator_rows_and_long_blank_runs() -> None:
+    assert clean_text("| a | b |\n|---|:--:|\n| 1 | 2 |") == ", a, b,\n\n, 1, 2,"
+    assert clean_text(" " * 4999 + "x") == "x"
+    assert clean_text("| -- " * 833) == ""

@@ -9,14 +9,14 @@ import yaml
 
 from wyoming_omnivoice.engine.instruct import normalize_instruct
 from wyoming_omnivoice.server.info import build_info
-from wyoming_omnivoice.server.voices import (
-    VoiceCatalog,
+from wyoming_omnivoice.server.voice_config import (
     VoiceConfigError,
     build_catalog,
     load_builtin_voices,
     load_voices_file,
     parse_voices_document,
 )
+from wyoming_omnivoice.server.voices import VoiceCatalog
 
 REPO_CONFIG = Path(__file__).resolve().parents[1] / "config" / "voices.yaml"
 

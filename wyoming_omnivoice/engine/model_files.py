@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 BACKBONE = "llm_backbone_fp32.onnx"
 BACKBONE_FP16 = "llm_backbone_fp16.onnx"
@@ -27,6 +29,8 @@ CAUSAL_DECODER_HELP = (
     "onnx-community's llm_decoder.onnx is a causal decoder and cannot run OmniVoice; the "
     f"backbone must be {BACKBONE} from dellusional/OmniVoice-ONNX-bidirectional."
 )
+#: ONNX graphs larger than this hold their weights inline; their external data is not checked.
+_MAX_GRAPH_PARSE_BYTES = 64 * 1024 * 1024
 
 
 class ModelError(RuntimeError):
@@ -101,3 +105,87 @@ class ModelPaths:
             with path.open("rb") as handle:
                 digest.update(handle.read(1 << 20))
         return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class LayoutProblem:
+    """One reason a model directory cannot be loaded; ``missing`` names a missing file."""
+
+    message: str
+    missing: str | None = None
+
+
+def layout_problems(root: Path, names: Iterable[str]) -> list[LayoutProblem]:
+    """What keeps the files ``names`` of ``root`` from loading, without changing anything.
+
+    Each file must exist, and every external-data file an ONNX graph references must exist
+    inside ``root`` and be long enough for the tensors stored in it.
+    """
+    names = list(names)
+    missing = [name for name in names if not (root / name).is_file()]
+    problems = [LayoutProblem(f"missing {name}", missing=name) for name in missing]
+    for name in names:
+        if name in missing or not name.endswith(".onnx"):
+            continue
+        for problem in _external_data_problems(root, root / name):
+            if problem.missing is None or all(p.missing != problem.missing for p in problems):
+                problems.append(problem)
+    return problems
+
+
+def _external_data_problems(root: Path, graph: Path) -> list[LayoutProblem]:
+    """Missing, escaping or too short external-data files referenced by one ONNX graph."""
+    try:
+        if graph.stat().st_size > _MAX_GRAPH_PARSE_BYTES:
+            return []
+        import onnx
+
+        model = onnx.load(str(graph), load_external_data=False)
+    except Exception as err:  # protobuf raises its own error types
+        name = graph.relative_to(root)
+        return [LayoutProblem(f"{name} is not a readable ONNX file ({err}); download it again")]
+
+    needed: dict[str, int] = {}
+    for tensor in _all_tensors(model.graph):
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        info = {item.key: item.value for item in tensor.external_data}
+        location = info.get("location", "")
+        end = int(info.get("offset", 0) or 0) + int(info.get("length", 0) or 0)
+        needed[location] = max(needed.get(location, 0), end)
+
+    problems: list[LayoutProblem] = []
+    graph_name = graph.relative_to(root).as_posix()
+    for location, end in sorted(needed.items()):
+        target = (graph.parent / location).resolve()
+        try:
+            relative = target.relative_to(root.resolve()).as_posix()
+        except ValueError:
+            problems.append(LayoutProblem(
+                f"{graph_name} points at external data {location!r} outside the model folder"
+            ))
+            continue
+        if not target.is_file():
+            problems.append(LayoutProblem(
+                f"missing {relative} (external data of {graph_name})", missing=relative
+            ))
+        elif target.stat().st_size < end:
+            problems.append(LayoutProblem(
+                f"{relative} has {target.stat().st_size} bytes but {graph_name} needs {end} "
+                "(truncated): download it again"
+            ))
+    return problems
+
+
+def _all_tensors(graph: Any) -> Iterator[Any]:
+    """Initializers and tensor attributes of a graph and its sub-graphs."""
+    yield from graph.initializer
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.HasField("t"):
+                yield attr.t
+            yield from attr.tensors
+            if attr.HasField("g"):
+                yield from _all_tensors(attr.g)
+            for sub in attr.graphs:
+                yield from _all_tensors(sub)

@@ -21,18 +21,22 @@ import logging
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wyoming_omnivoice.engine.reference import NUM_CODEBOOKS
+
 from ..atomic import atomic_write
 from .voices import VoicePreset
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice import DecodeOptions, Engine
 
 _LOGGER = logging.getLogger(__name__)
 
 ANCHOR_SEED = 20260417
 CACHE_VERSION = 1
-NUM_CODEBOOKS = 8
 
 #: Short anchor sentences per language id: about three seconds of speech (65-80 frames by
 #: the duration rule). The anchor is prepended to every request of its voice, so a longer one
@@ -65,19 +69,11 @@ ANCHOR_TEXTS: dict[str, str] = {
 FALLBACK_LANGUAGE = "en"
 
 
-class CodeGenerator(Protocol):
-    """The part of the Engine the anchor cache needs."""
-
-    fingerprint: str
-
-    def generate_codes(self, text: str, **kwargs: Any) -> np.ndarray: ...
-
-
 @dataclass(frozen=True)
 class Anchor:
     """Reference codes [8, T] int64 and the text they say."""
 
-    codes: np.ndarray
+    codes: np.ndarray[Any, np.dtype[np.int64]]
     text: str
 
 
@@ -149,8 +145,9 @@ class AnchorCache:
                      text=np.array(anchor.text), key=np.array(self.key(preset)))
         return path
 
-    def ensure_all(self, presets: list[VoicePreset], engine: Any, options: Any = None,
-                   batch_size: int = 8) -> dict[str, Anchor]:
+    def ensure_all(self, presets: list[VoicePreset], engine: Engine,
+                   options: DecodeOptions | None = None, batch_size: int = 8
+                   ) -> dict[str, Anchor]:
         """Anchors for ``presets`` (by name): cached ones loaded, missing ones generated.
 
         Missing anchors are decoded in batches with ``engine.generate_codes_batch``; every
@@ -191,8 +188,8 @@ class AnchorCache:
                             "will be regenerated at the next start", self.directory, err,
                             preset.name)
 
-    def get_or_create(self, preset: VoicePreset, engine: CodeGenerator,
-                      options: Any = None) -> Anchor:
+    def get_or_create(self, preset: VoicePreset, engine: Engine,
+                      options: DecodeOptions | None = None) -> Anchor:
         """Load the anchor of ``preset`` or generate it with the engine and cache it."""
         anchor = self.load(preset)
         if anchor is not None:

@@ -27,6 +27,10 @@ from wyoming_omnivoice.engine.reference import (
     read_prompt_extras,
 )
 
+from .errors import one_line
+from .file_hash import sha256_file
+from .voices import VOICE_NAME_RE
+
 _LOGGER = logging.getLogger(__name__)
 
 VOICES_DIR = "voices"
@@ -34,19 +38,21 @@ AUDIO_NAMES = ("reference.wav", "reference.flac", "reference.ogg")
 TRANSCRIPT_NAME = "reference.txt"
 META_NAME = "voice.yaml"
 META_KEYS = frozenset({"language", "description", "normalize_text"})
-#: Voice names are one path component: a letter/digit/underscore first, no separators.
-_NAME_RE = re.compile(r"^\w[\w.+-]{0,63}$")
 
 
-class _Encoder(Protocol):
-    fingerprint: str
+class Encoder(Protocol):
+    """What encoding a reference needs: an `Engine`, or one that hands the work to the
+    engine's thread (`voice_assets.WorkerEncoder`)."""
+
+    @property
+    def fingerprint(self) -> str: ...
 
     def encode_reference(self, wav: Any, sample_rate: int, ref_text: str) -> VoicePrompt: ...
 
 
 def check_voice_name(name: str) -> str:
     """Return ``name`` if it is a safe voice name (one path component), else raise."""
-    if not isinstance(name, str) or not _NAME_RE.match(name) or name in (".", ".."):
+    if not isinstance(name, str) or not VOICE_NAME_RE.match(name) or name in (".", ".."):
         raise ValueError(
             f"Invalid voice name {name!r}: use 1-64 letters, digits, '_', '.', '+' or '-', "
             "starting with a letter, digit or '_'."
@@ -110,12 +116,14 @@ def voices_dir(data_dir: str | Path) -> Path:
 
 
 def discover_cloned_voices(
-    data_dir: str | Path, *, on_error: Literal["skip", "raise"] = "skip"
+    data_dir: str | Path, *, on_error: Literal["skip", "raise"] = "skip",
+    problems: dict[Path, str] | None = None,
 ) -> list[ClonedVoiceSpec]:
     """Voice folders under ``<data_dir>/voices/``, sorted by name.
 
-    A broken folder is logged and skipped (``on_error="skip"``, so one bad folder does not
-    take the other voices down) or raises ValueError (``on_error="raise"``).
+    A broken folder is skipped (so one bad folder does not take the other voices down):
+    its problem goes into ``problems`` (folder -> message) when given, else one error
+    line is logged; or it raises ValueError (``on_error="raise"``).
     """
     root = voices_dir(data_dir)
     if not root.is_dir():
@@ -129,7 +137,10 @@ def discover_cloned_voices(
         except ValueError as err:
             if on_error == "raise":
                 raise
-            _LOGGER.error("Skipping cloned voice folder %s: %s", folder, err)
+            if problems is not None:
+                problems[folder] = str(err)
+            else:
+                _LOGGER.error("Voice folder %s skipped: %s", folder, one_line(str(err)))
     return specs
 
 
@@ -219,14 +230,6 @@ def _read_meta(path: Path) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def cache_path(cache_dir: str | Path, name: str) -> Path:
     """The cache file of voice ``name``: a sanitised stem plus a hash, never a path."""
     stem = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:40] or "voice"
@@ -239,7 +242,7 @@ def prompt_cache_key(audio_sha256: str, transcript: str, fingerprint: str) -> st
     return hashlib.sha256(material.encode("utf-8")).hexdigest()
 
 
-def load_clone_prompt(engine: _Encoder, spec: ClonedVoiceSpec, cache_dir: str | Path
+def load_clone_prompt(engine: Encoder, spec: ClonedVoiceSpec, cache_dir: str | Path
                       ) -> VoicePrompt:
     """The voice's `VoicePrompt`, from the cache when its key matches, else encoded.
 
@@ -249,7 +252,7 @@ def load_clone_prompt(engine: _Encoder, spec: ClonedVoiceSpec, cache_dir: str | 
     transcript = spec.read_transcript()
     if not spec.audio_path.is_file():
         raise ValueError(f"Reference audio {spec.audio_path} does not exist.")
-    key = prompt_cache_key(file_sha256(spec.audio_path), transcript, str(engine.fingerprint))
+    key = prompt_cache_key(sha256_file(spec.audio_path), transcript, str(engine.fingerprint))
     path = cache_path(cache_dir, spec.name)
     if path.is_file():
         try:

@@ -1,48 +1,33 @@
-"""Voice presets: the built-in YAML, user overrides, validation and lookup.
+"""Voice presets and the catalog: lookup and routing a request to a voice.
 
 A preset is either *designed* (an OmniVoice instruct such as ``"female, british accent"``,
 optionally pinned to a cached anchor sample, see :mod:`.anchors`) or *cloned* (a reference
-recording and its transcript). Presets are validated at startup with the engine's own
-instruct and language rules; every problem names the file, the entry and what is allowed.
+recording and its transcript). Presets come from YAML (:mod:`.voice_config`) and voice
+folders (:mod:`.cloned_voices`).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from importlib import resources
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+from wyoming_omnivoice.engine.languages import advertised_language_code
 
-from wyoming_omnivoice.engine.instruct import normalize_instruct
-from wyoming_omnivoice.engine.languages import advertised_language_code, strict_language
+if TYPE_CHECKING:
+    from .cloned_voices import ClonedVoiceSpec
 
 _LOGGER = logging.getLogger(__name__)
 
 BUILTIN_SOURCE = "built-in voices.yaml"
 
-DESIGN_KEYS = frozenset(
-    {"name", "description", "instruct", "languages", "language", "speed", "anchor",
-     "anchor_text", "normalize_text"}
-)
-CLONE_KEYS = frozenset(
-    {"name", "description", "reference_audio", "reference_text", "reference_text_file",
-     "instruct", "languages", "language", "speed", "normalize_text"}
-)
-ALL_KEYS = DESIGN_KEYS | CLONE_KEYS
-
-MIN_SPEED = 0.25
-MAX_SPEED = 4.0
-_NAME_RE = re.compile(r"^[\w][\w.+-]{0,63}$")
+#: A voice name: one path component (a letter, digit or '_' first; no separators), so a
+#: name can never reach outside its folder. Shared by YAML presets and voice folders.
+VOICE_NAME_RE = re.compile(r"^\w[\w.+-]{0,63}$")
 _CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
-class VoiceConfigError(ValueError):
-    """A voices file or one of its entries is invalid; the message says where and why."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +46,7 @@ class VoicePreset:
     reference_text: str | None = None
     source: str = BUILTIN_SOURCE
     #: For cloned voices found by ``cloned_voices.discover_cloned_voices``: their spec.
-    clone_spec: Any = field(default=None, compare=False, repr=False)
+    clone_spec: ClonedVoiceSpec | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_cloned(self) -> bool:
@@ -104,6 +89,19 @@ class VoicePreset:
         return codes
 
 
+@dataclass(frozen=True)
+class VoiceRoute:
+    """The voice chosen for a request; ``note`` says why it is not the one asked for."""
+
+    preset: VoicePreset
+    note: str | None = None
+
+
+def _clip(value: str, limit: int = 80) -> str:
+    """A client-given name, shortened for a log line."""
+    return value if len(value) <= limit else value[:limit] + "..."
+
+
 class VoiceCatalog:
     """All presets by name, in a stable order (built-ins first, then user additions)."""
 
@@ -115,7 +113,7 @@ class VoiceCatalog:
     def __len__(self) -> int:
         return len(self._presets)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[VoicePreset]:
         return iter(self._presets.values())
 
     def __contains__(self, name: object) -> bool:
@@ -143,6 +141,47 @@ class VoiceCatalog:
                 return preset
         return None
 
+    def speaks(self, preset: VoicePreset, language: str) -> bool:
+        return VoiceCatalog([preset]).find_for_language(language) is not None
+
+    def best_for_language(self, language: str, default: VoicePreset) -> VoicePreset:
+        """The default voice if it speaks ``language``, else the first voice that does,
+        else the default voice."""
+        if self.speaks(default, language):
+            return default
+        return self.find_for_language(language) or default
+
+    def route(self, default: str, name: str | None = None,
+              language: str | None = None) -> VoiceRoute:
+        """The voice for a request naming ``name`` and/or ``language`` (both optional).
+
+        - Neither: the default voice.
+        - A known name (exact, else ignoring case): that voice.
+        - An unknown name: the best voice for the request's language (``language`` if
+          given, else the default voice's), with a note to log; never an error, so a voice
+          saved in a client and later removed still speaks.
+        - Only a language: the best voice for it; the default voice (with a note) when no
+          voice speaks it.
+        """
+        fallback = self._presets[default]
+        if name:
+            preset = self._presets.get(name)
+            if preset is None:
+                folded = name.casefold()
+                preset = next((p for p in self if p.name.casefold() == folded), None)
+            if preset is not None:
+                return VoiceRoute(preset)
+            wanted = language or fallback.language
+            best = self.best_for_language(wanted, fallback)
+            return VoiceRoute(best, f"Unknown voice {_clip(name)!r}: speaking with {best.name!r}, "
+                                    f"the voice for language {_clip(wanted)!r}")
+        if language:
+            if self.find_for_language(language) is None:
+                return VoiceRoute(fallback, f"No voice speaks {_clip(language)!r}; using the "
+                                            f"default voice {fallback.name!r}")
+            return VoiceRoute(self.best_for_language(language, fallback))
+        return VoiceRoute(fallback)
+
     def merged(self, presets: Iterable[VoicePreset]) -> VoiceCatalog:
         """A new catalog where ``presets`` add to or replace (by name) the current ones."""
         merged = dict(self._presets)
@@ -152,223 +191,3 @@ class VoiceCatalog:
                              preset.source, merged[preset.name].source)
             merged[preset.name] = preset
         return VoiceCatalog(merged.values())
-
-
-def _entry_label(source: str, index: int, entry: Mapping[str, Any] | Any) -> str:
-    name = entry.get("name") if isinstance(entry, Mapping) else None
-    label = f"{source}: voice entry #{index + 1}"
-    return f"{label} ({name!r})" if name else label
-
-
-def _parse_languages(value: Any, label: str) -> tuple[str, ...]:
-    items: Sequence[Any]
-    if isinstance(value, str):
-        items = [part for part in re.split(r"[,\s]+", value) if part]
-    elif isinstance(value, Sequence):
-        items = list(value)
-    else:
-        raise VoiceConfigError(f"{label}: 'languages' must be a list of language ids or names")
-    if not items:
-        raise VoiceConfigError(f"{label}: 'languages' must name at least one language")
-    resolved: list[str] = []
-    for item in items:
-        try:
-            language = strict_language(str(item))
-        except ValueError as err:
-            raise VoiceConfigError(f"{label}: {err}") from None
-        if language is None:
-            raise VoiceConfigError(
-                f"{label}: language {item!r} is not usable for a voice; name a language "
-                "such as en, zh, de or English"
-            )
-        if language not in resolved:
-            resolved.append(language)
-    return tuple(resolved)
-
-
-def _parse_speed(value: Any, label: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise VoiceConfigError(f"{label}: 'speed' must be a number, got {value!r}")
-    speed = float(value)
-    if not MIN_SPEED <= speed <= MAX_SPEED:
-        raise VoiceConfigError(
-            f"{label}: 'speed' {speed} is out of range ({MIN_SPEED} to {MAX_SPEED}; 1.0 is normal)"
-        )
-    return speed
-
-
-def _parse_bool(value: Any, key: str, label: str, default: bool | None) -> bool | None:
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise VoiceConfigError(f"{label}: '{key}' must be true or false, got {value!r}")
-    return value
-
-
-def _parse_text(value: Any, key: str, label: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise VoiceConfigError(f"{label}: '{key}' must be a non-empty string")
-    return value.strip()
-
-
-def _check_instruct(instruct: str, text: str, label: str) -> None:
-    try:
-        normalize_instruct(instruct, text)
-    except ValueError as err:
-        raise VoiceConfigError(f"{label}: bad instruct {instruct!r}: {err}") from None
-
-
-def parse_preset(entry: Any, *, source: str, index: int, base_dir: Path | None) -> VoicePreset:
-    """Validate one YAML entry and turn it into a :class:`VoicePreset`."""
-    label = _entry_label(source, index, entry)
-    if not isinstance(entry, Mapping):
-        raise VoiceConfigError(f"{label}: each voice must be a mapping with at least 'name'")
-    unknown = sorted(set(map(str, entry)) - ALL_KEYS)
-    if unknown:
-        raise VoiceConfigError(
-            f"{label}: unknown key(s) {', '.join(unknown)}; allowed keys: "
-            f"{', '.join(sorted(ALL_KEYS))}"
-        )
-    name = entry.get("name")
-    if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise VoiceConfigError(
-            f"{label}: 'name' must be 1-64 letters, digits, '.', '_', '+' or '-' "
-            f"(no spaces or slashes), got {name!r}"
-        )
-    if "languages" in entry and "language" in entry:
-        raise VoiceConfigError(f"{label}: give either 'language' or 'languages', not both")
-    raw_languages = entry.get("languages", entry.get("language"))
-    if raw_languages is None:
-        raise VoiceConfigError(f"{label}: 'languages' is required (for example [en])")
-    languages = _parse_languages(raw_languages, label)
-    description = _parse_text(entry.get("description"), "description", label) or name
-    instruct = _parse_text(entry.get("instruct"), "instruct", label)
-    speed = _parse_speed(entry.get("speed"), label)
-    normalize = _parse_bool(entry.get("normalize_text"), "normalize_text", label, None)
-
-    if "reference_audio" in entry:
-        extra = sorted(set(map(str, entry)) - CLONE_KEYS)
-        if extra:
-            raise VoiceConfigError(
-                f"{label}: {', '.join(extra)} cannot be used with reference_audio (a cloned "
-                "voice has no anchor)"
-            )
-        audio = _parse_text(entry.get("reference_audio"), "reference_audio", label)
-        assert_path = Path(audio or "").expanduser()
-        if not assert_path.is_absolute() and base_dir is not None:
-            assert_path = base_dir / assert_path
-        if not assert_path.is_file():
-            raise VoiceConfigError(f"{label}: reference_audio {assert_path} does not exist")
-        ref_text = _parse_text(entry.get("reference_text"), "reference_text", label)
-        text_file = _parse_text(entry.get("reference_text_file"), "reference_text_file", label)
-        if text_file is not None:
-            if ref_text is not None:
-                raise VoiceConfigError(
-                    f"{label}: give either reference_text or reference_text_file, not both"
-                )
-            text_path = Path(text_file).expanduser()
-            if not text_path.is_absolute() and base_dir is not None:
-                text_path = base_dir / text_path
-            try:
-                ref_text = text_path.read_text(encoding="utf-8").strip()
-            except OSError as err:
-                raise VoiceConfigError(f"{label}: cannot read {text_path}: {err}") from None
-        if not ref_text:
-            raise VoiceConfigError(
-                f"{label}: a cloned voice needs 'reference_text' (the exact words spoken in "
-                "the reference audio); no speech recognizer is shipped to guess it"
-            )
-        if instruct is not None:
-            _check_instruct(instruct, "", label)
-        return VoicePreset(
-            name=name, description=description, languages=languages, instruct=instruct,
-            speed=speed, anchor=False, normalize_text=normalize,
-            reference_audio=assert_path.resolve(), reference_text=ref_text, source=source,
-        )
-
-    if "reference_text" in entry or "reference_text_file" in entry:
-        raise VoiceConfigError(f"{label}: reference_text needs reference_audio next to it")
-    anchor = _parse_bool(entry.get("anchor"), "anchor", label, True)
-    anchor_text = _parse_text(entry.get("anchor_text"), "anchor_text", label)
-    if instruct is not None:
-        _check_instruct(instruct, anchor_text or "", label)
-    return VoicePreset(
-        name=name, description=description, languages=languages, instruct=instruct,
-        speed=speed, anchor=bool(anchor), anchor_text=anchor_text, normalize_text=normalize,
-        source=source,
-    )
-
-
-def parse_voices_document(document: Any, *, source: str,
-                          base_dir: Path | None = None) -> list[VoicePreset]:
-    """Parse a loaded YAML document: a mapping with ``voices: [...]`` or a bare list."""
-    if document is None:
-        return []
-    if isinstance(document, Mapping):
-        unknown = sorted(set(map(str, document)) - {"voices"})
-        if unknown:
-            raise VoiceConfigError(
-                f"{source}: unknown top-level key(s) {', '.join(unknown)}; expected 'voices'"
-            )
-        entries = document.get("voices") or []
-    else:
-        entries = document
-    if not isinstance(entries, list):
-        raise VoiceConfigError(f"{source}: 'voices' must be a list of voice entries")
-    presets: list[VoicePreset] = []
-    seen: set[str] = set()
-    for index, entry in enumerate(entries):
-        preset = parse_preset(entry, source=source, index=index, base_dir=base_dir)
-        if preset.name in seen:
-            raise VoiceConfigError(
-                f"{_entry_label(source, index, entry)}: the name is used twice in this file"
-            )
-        seen.add(preset.name)
-        presets.append(preset)
-    return presets
-
-
-def load_voices_file(path: Path) -> list[VoicePreset]:
-    """Read and validate a user voices file."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise VoiceConfigError(f"Cannot read voices file {source}: {err}") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise VoiceConfigError(f"Voices file {source} is not valid YAML: {err}") from None
-    return parse_voices_document(document, source=source, base_dir=Path(path).parent)
-
-
-def load_builtin_voices() -> list[VoicePreset]:
-    """The presets shipped in ``config/voices.yaml``."""
-    try:
-        text = resources.files("wyoming_omnivoice.config").joinpath("voices.yaml").read_text(
-            encoding="utf-8"
-        )
-    except (ModuleNotFoundError, FileNotFoundError):
-        # Running from a source checkout without an install: read the file next to the package.
-        text = (Path(__file__).resolve().parents[2] / "config" / "voices.yaml").read_text(
-            encoding="utf-8"
-        )
-    return parse_voices_document(yaml.safe_load(text), source=BUILTIN_SOURCE)
-
-
-def build_catalog(voices_file: Path | None = None,
-                  extra: Iterable[VoicePreset] = ()) -> VoiceCatalog:
-    """Built-in presets, then ``extra`` (e.g. folder voices), then the user's file."""
-    catalog = VoiceCatalog(load_builtin_voices()).merged(extra)
-    if voices_file is not None:
-        catalog = catalog.merged(load_voices_file(voices_file))
-    return catalog
-
-
-def with_clone_spec(preset: VoicePreset, spec: Any) -> VoicePreset:
-    """A copy of ``preset`` bound to a cloned-voice spec."""
-    return replace(preset, clone_spec=spec)

@@ -54,10 +54,14 @@ class IdleTimeout(Exception):
 class WireError(Exception):
     """A frame that cannot be used; ``fatal`` when the connection must be closed."""
 
-    def __init__(self, text: str, code: str, *, fatal: bool) -> None:
+    def __init__(self, text: str, code: str, *, fatal: bool,
+                 event_type: str | None = None) -> None:
         super().__init__(text)
         self.code = code
         self.fatal = fatal
+        #: The frame's event type when it was readable (a refused ``synthesize`` still
+        #: gets its ``audio-stop``).
+        self.event_type = event_type
 
 
 def _length(header: dict[str, Any], key: str, cap: int, what: str) -> int:
@@ -184,12 +188,18 @@ async def _read_rest(reader: asyncio.StreamReader, line: bytes) -> Event:
         data = {}
     if not isinstance(data, dict):
         raise WireError(f"{event_type}: data must be a JSON object, not "
-                        f"{type(data).__name__}", "invalid-event", fatal=False)
+                        f"{type(data).__name__}", "invalid-event", fatal=False,
+                        event_type=event_type)
     if data_blob:
-        extra = _decode_json(data_blob, f"{event_type}: data", fatal=False)
+        try:
+            extra = _decode_json(data_blob, f"{event_type}: data", fatal=False)
+        except WireError as err:
+            err.event_type = event_type
+            raise
         if not isinstance(extra, dict):
             raise WireError(f"{event_type}: data must be a JSON object, not "
-                            f"{type(extra).__name__}", "invalid-event", fatal=False)
+                            f"{type(extra).__name__}", "invalid-event", fatal=False,
+                            event_type=event_type)
         data = {**data, **extra}
     if payload:
         _LOGGER.debug("Ignoring a %d-byte payload on %s", len(payload), event_type)

@@ -1,62 +1,59 @@
-"""The inference worker: one thread owns the engine; asyncio code submits jobs to it.
+"""The inference worker: one thread owns the engine; every other thread hands it work.
 
-- A job is one synthesis request (usually one sentence). ``submit`` is called from the event
-  loop and returns at once; the result arrives on the job's asyncio future.
+The engine is blocking and not thread-safe (docs/design.md), so once the server runs, every
+engine call happens on this one thread:
+
+- A *job* is one synthesis request (usually one sentence). ``submit`` is called from the
+  event loop and returns at once; the result arrives on the job's asyncio future.
+- A *call* is any other engine work, e.g. encoding the reference of a voice folder added
+  while the server runs (:mod:`.voice_watch`). ``call`` may be used from any thread and
+  returns a ``concurrent.futures.Future``. Calls run between batches when no job waits (or
+  once they have waited :data:`CALL_MAX_WAIT_S`, so a busy server still gets to them).
 - When the worker becomes free it takes every pending job (up to ``max_batch``) and decodes
   them together with ``Engine.synthesize_batch``. A lone job starts immediately. Only when
-  more requests are known to be in flight (``in_flight()`` says so) does the worker wait a
-  short window (at most 10 ms) for their jobs, so concurrent clients share one decode.
+  more requests are known to be on their way (``in_flight()``: requests with a piece of
+  text queued or decoding, idle open streams not counted) does the worker wait a short
+  window (at most 10 ms) for their jobs, so concurrent clients share one decode.
 - A cancelled job (its client went away) is dropped before it starts; a running decode cannot
   be interrupted, its result is discarded.
 - The number of queued + running jobs is bounded: beyond it ``submit`` raises
   :class:`BusyError` instead of letting work pile up.
 - An exception from the engine fails only the jobs concerned: a failed batch is retried item
   by item so one bad request cannot fail its neighbours. The worker thread survives.
-- If the thread dies all the same (a ``BaseException``), every queued and running job gets
-  :class:`WorkerStoppedError`, ``alive`` turns false (``info`` then reports the program as
-  not installed, so health checks fail) and ``on_death`` is called (the server exits 1).
+- If the thread dies all the same (a ``BaseException``), every queued and running job and
+  call gets :class:`WorkerStoppedError`, ``alive`` turns false (``info`` then reports the
+  program as not installed, so health checks fail) and ``on_death`` is called (the server
+  exits 1).
 
-Fault injection for tests (off unless the environment says so): with
-``WYOMING_OMNIVOICE_FAULT_INJECTION=1`` a request whose text contains ``faultengine``
-raises an onnxruntime-style ``RuntimeError``, ``faultmemory`` raises ``MemoryError`` and
-``faultdeath`` kills the worker thread. Nothing else changes.
+Before ``start`` nothing runs on the thread, so start-up code (anchors, clone prompts,
+warm-up) uses the engine directly from the main thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
-import os
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 
 _LOGGER = logging.getLogger(__name__)
 
 MAX_WINDOW_S = 0.010
-FAULT_INJECTION_ENV = "WYOMING_OMNIVOICE_FAULT_INJECTION"
-_FAULTS_ENABLED = os.environ.get(FAULT_INJECTION_ENV) == "1"
+#: A call waits at most this long for a quiet moment before it runs between two batches.
+CALL_MAX_WAIT_S = 2.0
 
-
-class InjectedWorkerDeath(BaseException):
-    """Raised by fault injection (tests only) to kill the worker thread."""
-
-
-def _inject_faults(requests: list[Any]) -> None:
-    for request in requests:
-        text = str(getattr(request, "text", "")).lower()
-        if "faultengine" in text:
-            raise RuntimeError("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : injected fault "
-                               f"({FAULT_INJECTION_ENV})")
-        if "faultmemory" in text:
-            raise MemoryError(f"injected out-of-memory ({FAULT_INJECTION_ENV})")
-        if "faultdeath" in text:
-            raise InjectedWorkerDeath(f"injected worker death ({FAULT_INJECTION_ENV})")
+T = TypeVar("T")
+Audio = np.ndarray[Any, np.dtype[np.float32]]
 
 
 class BusyError(RuntimeError):
@@ -71,10 +68,10 @@ class WorkerStoppedError(RuntimeError):
 class Job:
     """One request handed to the worker, with the futures the event loop waits on."""
 
-    request: Any
+    request: SynthesisRequest
     loop: asyncio.AbstractEventLoop
-    future: asyncio.Future = field(repr=False)
-    started: asyncio.Future = field(repr=False)
+    future: asyncio.Future[Audio] = field(repr=False)
+    started: asyncio.Future[None] = field(repr=False)
     cancelled: bool = False
     submitted_at: float = field(default_factory=time.monotonic)
 
@@ -87,8 +84,18 @@ class Job:
             self.started.cancel()
 
 
-def _resolve(future: asyncio.Future, result: Any = None,
+@dataclass(eq=False)
+class _Call:
+    """Engine work other than synthesis, run on the worker thread."""
+
+    run: Callable[[Engine], Any]
+    future: concurrent.futures.Future[Any]
+    submitted_at: float = field(default_factory=time.monotonic)
+
+
+def _resolve(future: asyncio.Future[Any] | concurrent.futures.Future[Any], result: Any = None,
              error: BaseException | None = None) -> None:
+    """Settle a future unless it is done (cancelled by its waiter, say)."""
     if future.done():
         return
     if error is not None:
@@ -102,9 +109,9 @@ class InferenceWorker:
 
     def __init__(
         self,
-        engine: Any,
+        engine: Engine,
         *,
-        options: Any = None,
+        options: DecodeOptions | None = None,
         max_queued: int = 16,
         max_batch: int = 8,
         batch_window_s: float = 0.005,
@@ -121,6 +128,7 @@ class InferenceWorker:
         self._in_flight = in_flight or (lambda: 0)
         self.on_death = on_death
         self._pending: deque[Job] = deque()
+        self._calls: deque[_Call] = deque()
         self._running = 0
         self._cond = threading.Condition()
         self._stopping = False
@@ -130,6 +138,7 @@ class InferenceWorker:
         self.batches = 0
         self.jobs_done = 0
         self.largest_batch = 0
+        self.calls_done = 0
 
     # ---- lifecycle -------------------------------------------------------------------
 
@@ -140,14 +149,18 @@ class InferenceWorker:
         self._thread.start()
 
     def stop(self, timeout: float | None = 30.0) -> None:
-        """Stop taking jobs, fail the pending ones and wait for the running decode."""
+        """Stop taking work, fail what is pending and wait for the running decode."""
         with self._cond:
             self._stopping = True
             dropped = list(self._pending)
+            calls = list(self._calls)
             self._pending.clear()
+            self._calls.clear()
             self._cond.notify_all()
         for job in dropped:
             self._deliver(job, error=WorkerStoppedError("the server is shutting down"))
+        for call in calls:
+            _resolve(call.future, error=WorkerStoppedError("the server is shutting down"))
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -166,16 +179,15 @@ class InferenceWorker:
         with self._cond:
             return len(self._pending) + self._running
 
-    # ---- event-loop side -------------------------------------------------------------
+    # ---- other threads ---------------------------------------------------------------
 
-    def submit(self, request: Any) -> Job:
+    def submit(self, request: SynthesisRequest) -> Job:
         """Queue a request (call from the event loop thread)."""
         loop = asyncio.get_running_loop()
         job = Job(request=request, loop=loop, future=loop.create_future(),
                   started=loop.create_future())
         with self._cond:
-            if self._dead is not None or self._stopping or self._thread is None:
-                raise WorkerStoppedError("the synthesis worker is not running")
+            self._check_running()
             if len(self._pending) + self._running >= self.max_queued:
                 raise BusyError(
                     f"the server is busy ({self.max_queued} synthesis jobs queued or running)"
@@ -184,26 +196,47 @@ class InferenceWorker:
             self._cond.notify()
         return job
 
+    def call(self, run: Callable[[Engine], T]) -> concurrent.futures.Future[T]:
+        """Run ``run(engine)`` on the worker thread (from any thread); its future."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        with self._cond:
+            self._check_running()
+            self._calls.append(_Call(run=run, future=future))
+            self._cond.notify()
+        return future
+
+    def _check_running(self) -> None:
+        if self._dead is not None or self._stopping or self._thread is None:
+            raise WorkerStoppedError("the synthesis worker is not running")
+
     # ---- worker thread ---------------------------------------------------------------
 
-    def _deliver(self, job: Job, result: Any = None, error: BaseException | None = None) -> None:
+    def _deliver(self, job: Job, result: Audio | None = None,
+                 error: BaseException | None = None) -> None:
         try:
             job.loop.call_soon_threadsafe(_resolve, job.started, None, None)
             job.loop.call_soon_threadsafe(_resolve, job.future, result, error)
         except RuntimeError:  # the loop is closed: nobody is waiting any more
             pass
 
-    def _take_batch(self) -> list[Job] | None:
-        """Wait for jobs; return the next batch (None when stopping)."""
+    def _next_work(self) -> list[Job] | _Call | None:
+        """Wait for work; the next batch or call (None when stopping)."""
         with self._cond:
             while not self._stopping:
                 self._drop_cancelled()
-                if self._pending:
+                if self._pending or self._calls:
                     break
                 self._cond.wait()
             if self._stopping:
                 return None
-            if self.batch_window_s > 0 and len(self._pending) < self.max_batch:
+            if self._calls and (not self._pending or time.monotonic()
+                                - self._calls[0].submitted_at > CALL_MAX_WAIT_S):
+                return self._calls.popleft()
+            if (self.batch_window_s > 0 and len(self._pending) < self.max_batch
+                    and len(self._pending) < self._in_flight()):
+                _LOGGER.debug("Batch window: %d job(s) queued, waiting up to %.1f ms for "
+                              "the other requests in flight", len(self._pending),
+                              self.batch_window_s * 1000)
                 deadline = time.monotonic() + self.batch_window_s
                 while len(self._pending) < min(self.max_batch, self._in_flight()):
                     remaining = deadline - time.monotonic()
@@ -226,13 +259,18 @@ class InferenceWorker:
             self._pending = deque(kept)
 
     def _main(self) -> None:
+        call: _Call | None = None
         try:
             while True:
-                batch = self._take_batch()
-                if batch is None:
+                work = self._next_work()
+                if work is None:
                     return
-                if batch:
-                    self._run_batch(batch)  # on death the except below fails this batch too
+                if isinstance(work, _Call):
+                    call = work
+                    self._run_call(call)
+                    call = None
+                elif work:
+                    self._run_batch(work)  # on death the except below fails this batch too
                     with self._cond:
                         self._running = 0
                         self._current = []
@@ -241,13 +279,29 @@ class InferenceWorker:
             with self._cond:
                 self._dead = err
                 dropped = self._current + list(self._pending)
+                calls = list(self._calls) + ([call] if call is not None else [])
                 self._pending.clear()
+                self._calls.clear()
                 self._current = []
                 self._running = 0
             for job in dropped:
                 self._deliver(job, error=WorkerStoppedError("the synthesis worker died"))
+            for pending_call in calls:
+                _resolve(pending_call.future,
+                        error=WorkerStoppedError("the synthesis worker died"))
             if self.on_death is not None:
                 self.on_death(err)
+
+    def _run_call(self, call: _Call) -> None:
+        if not call.future.set_running_or_notify_cancel():
+            return
+        try:
+            result = call.run(self.engine)
+        except Exception as err:
+            _resolve(call.future, error=err)
+        else:
+            _resolve(call.future, result=result)
+        self.calls_done += 1
 
     def _run_batch(self, batch: list[Job]) -> None:
         for job in batch:
@@ -279,11 +333,7 @@ class InferenceWorker:
             if not job.cancelled:
                 self._deliver(job, result=audio)
 
-    def _synthesize(self, requests: list[Any]) -> list[np.ndarray]:
-        if _FAULTS_ENABLED:
-            _inject_faults(requests)
-        if len(requests) == 1:
-            return [self.engine.synthesize_batch(requests, options=self.options)[0]]
+    def _synthesize(self, requests: list[SynthesisRequest]) -> list[Audio]:
         audios = self.engine.synthesize_batch(requests, options=self.options)
         if len(audios) != len(requests):
             raise RuntimeError(

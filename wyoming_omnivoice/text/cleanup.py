@@ -17,7 +17,7 @@ _MD_LINK = re.compile(r"!?\[([^\[\]]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
 _AUTOLINK = re.compile(r"<(?:https?|ftp)://[^>\s]*>", re.IGNORECASE)
 _URL = re.compile(r"\b(?:(?:https?|ftp)://|www\.)[^\s<>\"'）)\]]+", re.IGNORECASE)
 # Fenced code markers and inline code ticks (the code text itself is kept).
-_FENCE = re.compile(r"^\s*```[^\n]*$", re.MULTILINE)
+_FENCE = re.compile(r"^[ \t]*```[^\n]*$", re.MULTILINE)
 _TICKS = re.compile(r"`+")
 # Headings "## Title", block quotes "> text", list markers "- x", "* x", "+ x", "1. x", "2) x".
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
@@ -26,13 +26,18 @@ _BULLET = re.compile(r"^[ \t]*[-*+•◦▪‣][ \t]+", re.MULTILINE)
 _NUMBERED = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+(?=\S)", re.MULTILINE)
 # Horizontal rules and table separator rows.
 _RULE = re.compile(r"^[ \t]*(?:[-*_][ \t]*){3,}$", re.MULTILINE)
-_TABLE_SEP = re.compile(r"^[ \t]*\|?[ \t]*:?-{2,}:?[ \t]*(?:\|[ \t]*:?-{2,}:?[ \t]*)*\|?[ \t]*$",
+_TABLE_SEP = re.compile(r"^[ \t]*(?:\|[ \t]*)?:?-{2,}:?[ \t]*(?:\|[ \t]*(?::?-{2,}:?[ \t]*)?)*$",
                         re.MULTILINE)
 # Emphasis: **x**, __x__, *x*, _x_, ~~x~~ (underscores only at word edges, so snake_case stays).
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", re.DOTALL)
+# Every pattern here runs in linear time on any input: an emphasis span never crosses its own
+# delimiter (so a failed match stops at the next one), and no two adjacent repeats can split
+# the same run of characters. Text preparation runs on the event loop; a crafted reply of
+# ``--max-text-length`` characters must not stall it (benchmarks/bench_text_prep.py).
+_STRONG_STARS = re.compile(r"\*\*(?=\S)((?:(?!\*\*).)+?)(?<=\S)\*\*", re.DOTALL)
+_STRONG_UNDERSCORES = re.compile(r"__(?=\S)((?:(?!__).)+?)(?<=\S)__", re.DOTALL)
 _EM_STAR = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _EM_UNDER = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~", re.DOTALL)
+_STRIKE = re.compile(r"~~(?=\S)((?:(?!~~).)+?)(?<=\S)~~", re.DOTALL)
 _LEFTOVER_MARKS = re.compile(r"\*{2,}|~~")
 # HTML-ish tags such as <br> or <b> (not "a < b").
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
@@ -76,7 +81,8 @@ def strip_markdown(text: str) -> str:
     text = _NUMBERED.sub("", text)
     text = _TICKS.sub("", text)
     for _ in range(2):  # nested emphasis such as ***x***
-        text = _STRONG.sub(r"\2", text)
+        text = _STRONG_STARS.sub(r"\1", text)
+        text = _STRONG_UNDERSCORES.sub(r"\1", text)
         text = _EM_STAR.sub(r"\1", text)
         text = _EM_UNDER.sub(r"\1", text)
     text = _STRIKE.sub(r"\1", text)

@@ -43,9 +43,16 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 DEFAULT_MAX_CHARS = 300
 
 
-def _is_abbreviation(before: str) -> bool:
-    """True when the text before a "." ends in an abbreviation, an initial or a list number."""
-    match = _WORD_BEFORE.search(before)
+#: How far back from a "." the word before it is looked for: enough for any abbreviation,
+#: and it keeps a text of many dots linear (the search starts near the end, not at 0).
+_WORD_LOOKBACK = 64
+
+
+def _is_abbreviation(before: str, end: int | None = None) -> bool:
+    """True when ``before[:end]`` (the text before a ".") ends in an abbreviation, an initial
+    or a list number."""
+    end = len(before) if end is None else end
+    match = _WORD_BEFORE.search(before, max(0, end - _WORD_LOOKBACK), end)
     word = match.group(1) if match else ""
     word = word.lstrip("'’-")
     if not word:
@@ -61,8 +68,10 @@ def _is_abbreviation(before: str) -> bool:
     # A bare number at the start of a line or of the text is a list marker ("1. Eggs").
     if not (word.isdigit() and len(word) <= 3):
         return False
-    line_start = before[: len(before) - len(word)].rstrip(" \t")
-    return line_start == "" or line_start.endswith("\n")
+    index = end - len(word) - 1
+    while index >= 0 and before[index] in " \t":
+        index -= 1
+    return index < 0 or before[index] == "\n"
 
 
 class SentenceSplitter:
@@ -133,7 +142,7 @@ class SentenceSplitter:
                 if end >= length:
                     return None  # wait: could be "3." + "14", "..." or a closing quote
                 if text[end].isspace():
-                    if char == "." and end == i + 1 and _is_abbreviation(text[:i]):
+                    if char == "." and end == i + 1 and _is_abbreviation(text, i):
                         i = end
                         continue
                     return end

@@ -1,0 +1,56 @@
+"""What the model download tells a person: file lists, sizes, copy-paste commands."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .manifest import ManifestFile
+
+
+def describe_files(entries: Iterable[ManifestFile]) -> str:
+    """One line per file: local name, repository, revision, path and size."""
+    lines = []
+    for entry in entries:
+        size = f", {human_size(entry.size)}" if entry.size else ""
+        lines.append(
+            f"  - {entry.local_name}  ({entry.repo} revision {entry.revision}, "
+            f"path {entry.path}{size})"
+        )
+    return "\n".join(lines)
+
+
+def download_commands(entries: Iterable[ManifestFile], model_dir: Path) -> str:
+    """Copy-paste ``hf download`` commands that put ``entries`` into ``model_dir``."""
+    groups: dict[tuple[str, str], list[ManifestFile]] = {}
+    for entry in entries:
+        groups.setdefault((entry.repo, entry.revision), []).append(entry)
+    lines = []
+    for (repo, revision), members in groups.items():
+        paths = " ".join(shlex.quote(entry.path) for entry in members)
+        lines.append(
+            f"  hf download {repo} {paths} --revision {revision} "
+            f"--local-dir {shlex.quote(str(model_dir))}"
+        )
+        for entry in members:
+            if entry.local_name != entry.path:
+                lines.append(
+                    f"  mv {shlex.quote(str(model_dir / entry.path))} "
+                    f"{shlex.quote(str(model_dir / entry.local_name))}"
+                )
+    lines.append("  (`hf` comes with huggingface_hub; older releases call it `huggingface-cli`.)")
+    return "\n".join(lines)
+
+
+def human_size(size: int | None) -> str:
+    if size is None:
+        return "unknown size"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"

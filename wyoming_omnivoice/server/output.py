@@ -1,0 +1,156 @@
+"""A connection's answers, written in the order of its requests.
+
+Everything a connection sends goes through one :class:`OrderedOutput`: the audio of each
+piece of text (written when the worker has made it, while later pieces are decoded) and
+replies (an error, ``info``, ``synthesize-stopped``, an empty audio cycle). One sender task
+writes them in order, so an ``info`` never lands inside an open audio cycle and answers keep
+the order of the requests.
+
+The queue is bounded: a client that sends requests without reading the answers (each
+``describe`` adds an ``info``) can have at most :data:`MAX_QUEUED_REPLIES` replies waiting.
+One more closes that connection (:class:`OutputOverflow`); nobody else notices. Pieces of
+text are bounded already, by ``--max-text-length`` and ``--max-concurrent``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.event import Event
+
+from .connection import Connection
+from .errors import INTERNAL_ERROR, RequestError, request_error_for
+from .requests import CycleState, Piece, Reply, Request, audio_to_pcm
+
+_LOGGER = logging.getLogger(__name__)
+
+SAMPLE_WIDTH = 2
+CHANNELS = 1
+#: Replies (events other than audio) a connection may have waiting to be written.
+MAX_QUEUED_REPLIES = 64
+
+
+class OutputOverflow(Exception):
+    """The client has more unanswered requests than the queue holds."""
+
+
+def audio_start_event(rate: int) -> Event:
+    return AudioStart(rate=rate, width=SAMPLE_WIDTH, channels=CHANNELS).event()
+
+
+def empty_cycle(rate: int) -> list[Event]:
+    """An audio cycle without audio: the ending of a one-shot request with nothing to say."""
+    return [audio_start_event(rate), AudioStop().event()]
+
+
+class OrderedOutput:
+    """The ordered, bounded output of one connection."""
+
+    def __init__(self, connection: Connection, sample_rate: int, *,
+                 finish: Callable[[Request], None], abort: Callable[[], None]) -> None:
+        self._connection = connection
+        self._rate = sample_rate
+        self._finish = finish
+        self._abort = abort
+        self._items: deque[Piece | Reply] = deque()
+        self._replies = 0
+        self._wakeup = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._writing = False
+
+    @property
+    def busy(self) -> bool:
+        """Something is queued or being written."""
+        return self._writing or bool(self._items)
+
+    def put(self, item: Piece | Reply) -> None:
+        """Queue an item (loop thread); :class:`OutputOverflow` when too many replies wait."""
+        if isinstance(item, Reply):
+            if self._replies >= MAX_QUEUED_REPLIES:
+                raise OutputOverflow(
+                    f"{MAX_QUEUED_REPLIES} answers are waiting for the client to read them")
+            self._replies += 1
+        self._items.append(item)
+        self._wakeup.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._send_loop())
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    # ---- the sender task -------------------------------------------------------------
+
+    async def _send_loop(self) -> None:
+        try:
+            while True:
+                while not self._items:
+                    self._wakeup.clear()
+                    await self._wakeup.wait()
+                item = self._items.popleft()
+                self._writing = True
+                if isinstance(item, Reply):
+                    self._replies -= 1
+                    for event in item.events:
+                        await self._write(event)
+                    if item.ends is not None:
+                        self._finish(item.ends)
+                else:
+                    await self._send_piece(item)
+                self._writing = False
+        except ConnectionError as err:
+            _LOGGER.debug("Client gone while sending: %s", err)
+            self._abort()
+        except Exception:
+            _LOGGER.exception("Unexpected error while sending; closing the connection")
+            self._abort()
+
+    async def _write(self, event: Event) -> None:
+        await self._connection.write_event(event)
+
+    async def _send_piece(self, piece: Piece) -> None:
+        request = piece.request
+        audio = None
+        if piece.task is None or not request.active:
+            if piece.task is not None:
+                piece.task.cancel()
+        else:
+            try:
+                audio = await piece.task
+            except asyncio.CancelledError:
+                if self._connection.closed:
+                    raise
+                if request.active:  # else: dropped because its request failed meanwhile
+                    await self._fail(request, RequestError("Synthesis was cancelled",
+                                                           INTERNAL_ERROR))
+            except Exception as err:  # engine or queue failure: fail this request only
+                await self._fail(request, request_error_for(err))
+        pcm = request.pcm
+        if audio is not None and request.active:
+            if piece.opens:
+                await self._write(audio_start_event(self._rate))
+                pcm.open()
+            for chunk in pcm.push(audio_to_pcm(audio)):
+                await self._write_chunk(chunk)
+        if pcm.cycle is CycleState.OPEN and (piece.closes or not request.active):
+            rest = pcm.close()
+            if rest:
+                await self._write_chunk(rest)
+            await self._write(AudioStop().event())
+        if piece.ends_request:
+            if pcm.cycle is CycleState.NOT_STARTED:  # failed before any audio
+                for event in empty_cycle(self._rate):
+                    await self._write(event)
+            self._finish(request)
+
+    async def _fail(self, request: Request, err: RequestError) -> None:
+        request.fail()
+        await self._write(err.event())
+
+    async def _write_chunk(self, pcm: bytes) -> None:
+        await self._write(AudioChunk(rate=self._rate, width=SAMPLE_WIDTH, channels=CHANNELS,
+                                     audio=pcm).event())

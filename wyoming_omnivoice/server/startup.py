@@ -1,0 +1,118 @@
+"""Start-up steps between the validated flags and a loaded engine: voices, model, engine.
+
+Each step raises :class:`.errors.StartupError` with one clear message when the server
+cannot start: a bad default voice, an unusable model, a device that fails. A bad voice that
+is not the default costs only itself: one error line, and it is not served.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import cloned_voices
+from .errors import StartupError, one_line
+from .voice_assets import preset_from_spec
+from .voice_config import VoiceProblem, build_catalog
+from .voices import VoiceCatalog, VoicePreset
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice import Engine
+
+_LOGGER = logging.getLogger("wyoming_omnivoice")
+
+_CPU_FALLBACK = ("Loading the model on the GPU failed: %s. --device auto: FALLING BACK TO THE "
+                 "CPU, synthesis will be much slower. Fix the GPU setup, or pass --device cpu "
+                 "to silence this.")
+
+
+def load_catalog(args: argparse.Namespace) -> tuple[VoiceCatalog, set[str]]:
+    """Built-in presets, folder voices under <data-dir>/voices, then --voices-file.
+
+    Returns the catalog and the names of the voice folders that were skipped (each logged
+    once). StartupError when the default voice (--voice) is missing or broken.
+    """
+    folder_problems: dict[Path, str] = {}
+    extra: list[VoicePreset] = []
+    for spec in cloned_voices.discover_cloned_voices(args.data_dir, problems=folder_problems):
+        try:
+            extra.append(preset_from_spec(spec))
+        except ValueError as err:
+            folder_problems[Path(spec.audio_path).parent] = str(err)
+    problems = [VoiceProblem(f"voice folder {folder}: {message}", folder.name)
+                for folder, message in sorted(folder_problems.items())]
+    catalog = build_catalog(args.voices_file, extra=extra, problems=problems)
+    for problem in problems:
+        if problem.name != args.voice:  # the default's own problem is the start-up error
+            _LOGGER.error("Voice skipped: %s", one_line(problem.message))
+    if args.voice not in catalog:
+        raise StartupError(_default_voice_problem(args.voice, catalog, problems))
+    return catalog, {folder.name for folder in folder_problems}
+
+
+def _default_voice_problem(voice: str, catalog: VoiceCatalog,
+                           problems: list[VoiceProblem]) -> str:
+    own = [problem for problem in problems if problem.name == voice]
+    if own:
+        return f"The default voice (--voice {voice!r}) cannot be used: {own[0].message}"
+    message = f"--voice {voice!r} is not a known voice. Available: {', '.join(catalog.names)}"
+    if any(problem.name is None for problem in problems):
+        message += " (and voices skipped for the reasons logged above)"
+    return message
+
+
+def resolve_model_dir(args: argparse.Namespace, include_cloning: bool) -> Path:
+    """--model-dir checked as is, or the model downloaded and verified into --data-dir."""
+    from wyoming_omnivoice.engine.model_files import ModelError
+
+    from . import download
+
+    try:
+        if args.model_dir is not None:
+            download.check_model_dir(args.model_dir, include_cloning=include_cloning)
+            path: Path = args.model_dir
+            return path
+        return download.ensure_model(args.data_dir, include_cloning=include_cloning,
+                                     manifest=args.manifest)
+    except ModelError as err:
+        raise StartupError(str(err)) from None
+
+
+def load_engine(model_dir: Path, device: str, precision: str = "fp32") -> Engine:
+    """Load the engine; with ``--device auto`` a GPU that fails falls back to the CPU, loudly.
+
+    onnxruntime itself falls back to the CPU when the CUDA provider cannot start (missing
+    CUDA/cuDNN libraries, no usable GPU) and only prints a notice; so the device the engine
+    really uses is checked. ``--device cuda`` never falls back: the user asked for the GPU,
+    so its failure stops the start with the reason.
+    """
+    from wyoming_omnivoice import Engine
+    from wyoming_omnivoice.engine import sessions
+    from wyoming_omnivoice.engine.model_files import ModelError
+
+    wanted_gpu = device == "cuda" or (device == "auto"
+                                      and sessions.choose_providers("auto").device == "cuda")
+    try:
+        engine = Engine.load(model_dir, device=device, precision=precision)
+    except ValueError as err:
+        raise StartupError(str(err)) from None
+    except (ModelError, RuntimeError) as err:
+        if device != "auto" or not wanted_gpu:
+            raise StartupError(str(err)) from None
+        reason = str(err)
+    else:
+        if not wanted_gpu or engine.device == "cuda":
+            return engine
+        reason = "the CUDA execution provider did not start (see the onnxruntime messages above)"
+        if device == "cuda":
+            raise StartupError(f"--device cuda: {reason}. Check the CUDA 13 and cuDNN 9 "
+                               "libraries and the GPU, or use --device auto to allow the CPU.")
+        _LOGGER.error(_CPU_FALLBACK, reason)
+        return engine
+    _LOGGER.error(_CPU_FALLBACK, reason)
+    try:
+        return Engine.load(model_dir, device="cpu", precision=precision)
+    except (ModelError, ValueError, RuntimeError) as err:
+        raise StartupError(str(err)) from None
