@@ -6,6 +6,8 @@
   later ones are merged up to :data:`GROUP_CHARS` characters (fewer, longer decodes).
 - Streamed text arrives sentence by sentence (:class:`.sentences.SentenceSplitter`); each is
   cleaned on its own.
+- ``first_clause`` (both): a long first sentence is spoken from its first clause, the rest
+  of it as the next piece (:mod:`.clauses`), so first audio does not wait for all of it.
 
 Every step is linear in the length of the text (see :mod:`.cleanup`), so it runs on the
 server's event loop without stalling it (``benchmarks/bench_text_prep.py`` measures the
@@ -81,11 +83,12 @@ def feed(splitter: SentenceSplitter, text: str) -> list[str]:
     return sentences
 
 
-def prepare_one_shot(text: str, *, ssml: bool = False) -> list[str]:
+def prepare_one_shot(text: str, *, ssml: bool = False, first_clause: bool = False
+                     ) -> list[str]:
     """The pieces to speak for a one-shot request, in order; empty when nothing is said."""
     if ssml:
         text = ssml_to_text(text)
-    splitter = SentenceSplitter()
+    splitter = SentenceSplitter(first_clause=first_clause)
     parts = feed(splitter, text) + splitter.finish()
     sentences = (prepare_sentence(part) for part in parts)
     return group_sentences([sentence for sentence in sentences if has_speech(sentence)])

@@ -4,28 +4,51 @@ Text arrives in arbitrary fragments (Home Assistant forwards LLM deltas, split m
 sentence is released as soon as it is known to be complete, so synthesis can start while
 the rest of the reply is still being generated:
 
-- terminal punctuation (``. ! ? …`` and the Arabic/Devanagari stops), optionally followed by
-  closing quotes or brackets, then whitespace. The whitespace is enough: we never wait for
-  the next sentence's capital letter;
-- CJK full-width stops (``。！？！？．``) followed by any character (no space needed in CJK);
+- terminal punctuation (``. ! ? …``), optionally followed by closing quotes or brackets,
+  then whitespace. The whitespace is enough: we never wait for the next sentence's capital
+  letter;
+- a script's own stop, with or without a space after it (:mod:`.scripts`): CJK full-width
+  stops, Arabic ``؟`` and ``۔``, Devanagari ``।`` ``॥``, Armenian ``։``, Ethiopic ``። ፧ ፨``;
+  in context, ``;`` after a Greek word (Greek's question mark) and ``:`` after an Armenian
+  word (its full stop as typed); other languages' semicolons and colons are clause marks;
+- Thai, which has no stop: a space between Thai words once the sentence holds
+  :data:`THAI_SENTENCE_CHARS` characters;
 - a blank line, or a line break before a list item or a heading;
 - a sentence that grows past ``max_chars`` without a stop is cut at the last clause mark
   (``, ; :``) or space, so one run-on sentence cannot hold back all audio.
 
+With ``first_clause=True`` the first sentence, when long, is released in two: its first
+clause and the rest (:mod:`.clauses`), as soon as it is known to be long.
+
 Not a boundary: a ``.`` after a known abbreviation ("Dr.", "e.g.", "U.S.") or a single
 capital initial ("J. R. R. Tolkien"), a ``.`` after a bare list number ("1. "), and a ``.``
 inside a number ("3.14", not followed by whitespace). Text after the last boundary is kept
-until more text arrives or :meth:`SentenceSplitter.finish` flushes it.
+until more text arrives or :meth:`SentenceSplitter.finish` flushes it. However the text is
+cut into fragments, the sentences are the same (up to the ``max_chars`` cut).
 """
 
 from __future__ import annotations
 
 import re
+import string
 
-TERMINALS = ".!?…؟।॥"
-CJK_TERMINALS = "。！？．｡"
-CLOSERS = "\"'”’»)]}）】」』〕》〉*_`"
-CLAUSE_MARKS = ",;:，；：、"
+from .clauses import first_clause_end, is_long
+from .scripts import (
+    CLOSERS,
+    SCRIPT_STOPS,
+    TERMINALS,
+    is_cjk,
+    is_script_stop_in_context,
+    is_thai,
+)
+
+CLAUSE_MARKS = ",;:，；：、،؛፣፤"
+#: Thai: a space between Thai words ends a sentence once it holds this many characters.
+THAI_SENTENCE_CHARS = 40
+#: What may still turn into (part of) a boundary when more text comes: a sentence known to
+#: run past the last character outside this set is at least that long.
+_UNDECIDED = (string.whitespace + TERMINALS + SCRIPT_STOPS + CLOSERS + string.digits
+              + "!?-*+•#.);:")
 
 #: Lower-case abbreviations (without the final dot) after which "." does not end a sentence.
 _ABBREVIATION_WORDS = """
@@ -38,7 +61,6 @@ ABBREVIATIONS = frozenset(_ABBREVIATION_WORDS.split())
 
 _WORD_BEFORE = re.compile(r"([\w.'’-]*)$")
 _LIST_OR_HEADING = re.compile(r"[ \t]*(?:[-*+•#]|\d{1,3}[.)])[ \t]")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 DEFAULT_MAX_CHARS = 300
 
@@ -77,11 +99,14 @@ def _is_abbreviation(before: str, end: int | None = None) -> bool:
 class SentenceSplitter:
     """Accumulates text fragments and yields complete sentences as soon as they are known."""
 
-    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS) -> None:
+    def __init__(self, max_chars: int = DEFAULT_MAX_CHARS, *, first_clause: bool = False
+                 ) -> None:
         if max_chars < 20:
             raise ValueError("max_chars must be at least 20")
         self.max_chars = max_chars
         self._buffer = ""
+        #: The first sentence is still to come and may be cut at its first clause.
+        self._first_clause = first_clause
 
     @property
     def pending(self) -> str:
@@ -107,6 +132,8 @@ class SentenceSplitter:
         sentences: list[str] = []
         while True:
             cut = self._find_boundary(self._buffer, final=final)
+            if self._first_clause:
+                cut = self._first_clause_cut(self._buffer, cut, final=final)
             if cut is None:
                 cut = self._forced_cut(self._buffer)
             if cut is None:
@@ -115,25 +142,44 @@ class SentenceSplitter:
             self._buffer = self._buffer[cut:].lstrip()
             if sentence:
                 sentences.append(sentence)
+                self._first_clause = False
         return sentences
+
+    @staticmethod
+    def _first_clause_cut(text: str, cut: int | None, *, final: bool) -> int | None:
+        """The end of the first sentence's first clause when that sentence is long, else
+        ``cut``. Without a boundary yet, the sentence is known to be long when the text up
+        to its last character that cannot start a boundary is (so a stream releases the
+        clause before the sentence ends, and a whole text gives the same pieces)."""
+        if cut is not None:
+            known = text[:cut]
+        elif final:
+            known = text
+        else:
+            known = text.rstrip(_UNDECIDED)
+        if not is_long(known):
+            return cut
+        clause = first_clause_end(text)
+        return clause if clause is not None else cut
 
     @staticmethod
     def _find_boundary(text: str, *, final: bool) -> int | None:
         """Index just after the first complete sentence in ``text``, or None."""
         length = len(text)
+        lead = length - len(text.lstrip())
         i = 0
         while i < length:
             char = text[i]
-            if char in CJK_TERMINALS or (char in "!?" and i > 0 and _CJK.match(text[i - 1])):
+            if char in SCRIPT_STOPS or (char in "!?" and i > 0 and is_cjk(text[i - 1])):
                 end = i + 1
-                while end < length and (text[end] in CJK_TERMINALS or text[end] in "!?…"):
+                while end < length and (text[end] in SCRIPT_STOPS or text[end] in "!?…"):
                     end += 1
                 while end < length and text[end] in CLOSERS:
                     end += 1
                 if end < length or final:
                     return end
                 return None  # a closing mark may still follow
-            if char in TERMINALS:
+            if char in TERMINALS or (char in ";:" and is_script_stop_in_context(text, i)):
                 end = i + 1
                 while end < length and text[end] in TERMINALS:
                     end += 1
@@ -147,6 +193,17 @@ class SentenceSplitter:
                         continue
                     return end
                 i = end
+                continue
+            if char == " " and i > 0 and is_thai(text[i - 1]):
+                after = i + 1
+                while after < length and text[after] == " ":
+                    after += 1
+                if i - lead >= THAI_SENTENCE_CHARS:
+                    if after >= length:
+                        return None  # a Thai word may follow
+                    if is_thai(text[after]):
+                        return i
+                i = after
                 continue
             if char == "\n":
                 # Blank line, or a new list item / heading, ends the sentence before it.
