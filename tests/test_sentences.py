@@ -104,3 +104,59 @@ def test_fragmentation_never_changes_the_result(words: list[str], cuts: list[int
     assert [s for batch in released for s in batch] + rest == whole
     # Nothing is lost: the sentences hold every non-space character in order.
     assert "".join("".join(whole).split()) == "".join(text.split())
+
+
+# Scripts with stops of their own: each case is split the same way whole and streamed.
+SCRIPT_CASES = [
+    # Arabic question mark and comma, Urdu full stop (no space needed after either).
+    ("هل أنت بخير؟ نعم، أنا بخير. شكرا", ["هل أنت بخير؟", "نعم، أنا بخير.", "شكرا"]),
+    ("آپ کیسے ہیں؟میں ٹھیک ہوں۔ شکریہ۔", ["آپ کیسے ہیں؟", "میں ٹھیک ہوں۔", "شکریہ۔"]),
+    # Devanagari danda and double danda.
+    ("मैं घर जा रहा हूँ। तुम कहाँ हो॥ ठीक है।", ["मैं घर जा रहा हूँ।", "तुम कहाँ हो॥", "ठीक है।"]),
+    ("बत्ती जल गई।दरवाज़ा बंद है।", ["बत्ती जल गई।", "दरवाज़ा बंद है।"]),
+    # Greek: ";" after a Greek word is a question mark (also U+037E), "·" is not a stop.
+    ("Τι κάνεις; Καλά, ευχαριστώ· εσύ; Ωραία.", ["Τι κάνεις;", "Καλά, ευχαριστώ· εσύ;",
+                                                "Ωραία."]),
+    ("Πού είσαι\u037e Εδώ.", ["Πού είσαι\u037e", "Εδώ."]),
+    ("«Τι ώρα είναι;» ρώτησε.", ["«Τι ώρα είναι;»", "ρώτησε."]),
+    # Armenian full stop, and ":" typed for it after an Armenian word.
+    ("Բարեւ։ Ինչպես ես: Լավ եմ։", ["Բարեւ։", "Ինչպես ես:", "Լավ եմ։"]),
+    # Ethiopic full stop, question mark and paragraph separator.
+    ("ሰላም ነው። እንዴት ነህ፧ደህና ነኝ፨ አመሰግናለሁ።", ["ሰላም ነው።", "እንዴት ነህ፧", "ደህና ነኝ፨",
+                                             "አመሰግናለሁ።"]),
+    # Thai has no stop: a space between Thai words ends a sentence once it is long enough.
+    ("สวัสดีครับ วันนี้อากาศดีมาก เราจะไปเที่ยวทะเลกันไหม ผมคิดว่าน่าสนุกมากเลยครับ พรุ่งนี้ฝนจะตก",
+     ["สวัสดีครับ วันนี้อากาศดีมาก เราจะไปเที่ยวทะเลกันไหม", "ผมคิดว่าน่าสนุกมากเลยครับ พรุ่งนี้ฝนจะตก"]),
+    ("สวัสดีครับ วันนี้อากาศดี", ["สวัสดีครับ วันนี้อากาศดี"]),
+    # A Thai space before a number or a Latin word is not a boundary.
+    ("ราคาของห้องพักโรงแรมริมทะเลในคืนวันเสาร์นี้ 2500 บาทต่อคืนครับ",
+     ["ราคาของห้องพักโรงแรมริมทะเลในคืนวันเสาร์นี้ 2500 บาทต่อคืนครับ"]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SCRIPT_CASES)
+def test_script_stops(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+    for step in (1, 2, 5):
+        fragments = [text[start:start + step] for start in range(0, len(text), step)]
+        released, rest = feed(fragments)
+        assert [s for batch in released for s in batch] + rest == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Turn on the lights; then lock the door.",
+    "Licht an; Tür zu.",
+    "Allume la lumière ; ferme la porte.",
+    "Note: the door is locked.",
+    "Включи свет; закрой дверь.",
+    "Time 10:30; ok.",
+])
+def test_semicolons_and_colons_of_other_scripts_are_not_stops(text: str) -> None:
+    assert split_sentences(text) == [text]
+
+
+def test_thai_sentence_waits_for_the_next_word() -> None:
+    splitter = SentenceSplitter()
+    first = "สวัสดีครับ วันนี้อากาศดีมาก เราจะไปเที่ยวทะเลกันไหม"
+    assert splitter.add(first + " ") == []  # a number or a Latin word may follow
+    assert splitter.add("ผม") == [first]

@@ -26,6 +26,7 @@ from .connection import ConnectionLimits
 from .context import LiveState, RequestSlots, ServerContext, ServerPolicy, ServerSettings
 from .errors import StartupError
 from .request_builder import make_request_factory
+from .request_input import add_first_clause_argument
 from .serve import serve
 from .voice_assets import WorkerEncoder, folder_voice_watcher, prepare_voices
 from .voice_watch import NewVoice
@@ -108,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shutdown-timeout", type=float, default=8.0,
                         help="on SIGTERM/SIGINT, seconds to let requests in progress finish "
                              "before exiting (default: %(default)s)")
+    add_first_clause_argument(parser)
     parser.add_argument("--no-streaming", action="store_true",
                         help="do not advertise streaming synthesis (streaming events are "
                              "still answered)")
@@ -221,6 +223,7 @@ def start(args: argparse.Namespace) -> int:
             default_voice=args.voice, sample_rate=engine.sample_rate,
             samples_per_chunk=args.samples_per_chunk, max_text_length=args.max_text_length,
             streaming=not args.no_streaming, max_concurrent=args.max_concurrent,
+            first_clause=not args.whole_first_sentence,
             limits=ConnectionLimits(read_timeout=args.read_timeout,
                                     write_timeout=args.write_timeout,
                                     idle_timeout=args.idle_timeout,

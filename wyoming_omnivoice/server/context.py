@@ -49,6 +49,8 @@ class ServerSettings:
     streaming: bool = True
     #: Synthesis requests (one-shot or stream) served at once (--max-concurrent).
     max_concurrent: int = 16
+    #: A long first sentence is spoken from its first clause (off: --whole-first-sentence).
+    first_clause: bool = True
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 

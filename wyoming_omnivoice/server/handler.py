@@ -178,8 +178,9 @@ class OmniVoiceEventHandler(Connection):
                 raise RequestError(f"Text is {len(text)} characters long; the limit is {limit} "
                                    "(--max-text-length)", errors.TEXT_TOO_LONG)
             preset = fallback if voice is None and fallback is not None else self._route(voice)
-            pieces = await self.ctx.state.text.prepare(len(text), prepare_one_shot, text,
-                                                       ssml=ssml)
+            pieces = await self.ctx.state.text.prepare(
+                len(text), prepare_one_shot, text, ssml=ssml,
+                first_clause=self.ctx.settings.first_clause)
         except RequestError as err:
             self._decline(_SYNTHESIZE, err)
             return
@@ -213,7 +214,8 @@ class OmniVoiceEventHandler(Connection):
             self._reply(err.event())
             return
         request = self._new_request(Kind.STREAM, preset, ssml)
-        self._stream = _Stream(request=request, splitter=SentenceSplitter())
+        splitter = SentenceSplitter(first_clause=self.ctx.settings.first_clause)
+        self._stream = _Stream(request=request, splitter=splitter)
         if self.ctx.settings.streaming and not self._admit(request):
             request.fail()
             self._reply(self._busy_error().event())

@@ -2,12 +2,15 @@
 
 - :func:`voice_wish`: the voice a request names (name and/or language).
 - :func:`check_text_format`: ``text`` or ``ssml``, else an ``unsupported-text-format`` error.
+- :func:`add_first_clause_argument`: the ``--whole-first-sentence`` opt-out of the
+  first-clause cut (:mod:`..text.clauses`).
 - :class:`TextThread`: text preparation (cleanup, sentences, normalisation) off the event
   loop, on one thread of its own.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +29,14 @@ T = TypeVar("T")
 
 #: Text at least this long is prepared on a thread, off the event loop.
 OFF_LOOP_CHARS = 256
+
+
+def add_first_clause_argument(parser: argparse.ArgumentParser) -> None:
+    """``--whole-first-sentence``: speak a long first sentence whole (slower first audio)."""
+    parser.add_argument(
+        "--whole-first-sentence", action="store_true",
+        help="decode a long first sentence whole instead of starting the audio with its "
+             "first clause (slower first audio, the first sentence's prosody unbroken)")
 
 
 def check_text_format(value: object) -> str:
