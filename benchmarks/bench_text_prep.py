@@ -2,7 +2,8 @@
 
 Crafted inputs of ``--max-text-length`` characters (5000 by default) are prepared the
 way the server prepares a one-shot request (cleanup, sentence split, grouping) and a
-stream (fed one character per ``synthesize-chunk``). Every step is meant to be linear in
+stream (fed one character per ``synthesize-chunk``), with the first-clause cut on as the
+server has it by default. Every step is meant to be linear in
 the text length; a pattern that backtracks shows up here as hundreds of milliseconds.
 
     python benchmarks/bench_text_prep.py [--length 5000] [--repeat 3]
@@ -40,12 +41,18 @@ PATTERNS: dict[str, str] = {
     "'1. ' repeated": "1. ",
     "'http://' repeated": "http://",
     "'\\n ' repeated": "\n ",
+    "'ก ' repeated (Thai)": "ก ",
+    "'α; ' repeated (Greek)": "α; ",
+    "'*' repeated then ';'": "*",
+    "'a, ' repeated": "a, ",
     "ordinary reply": "The living room lights are on and it is 21.5 degrees inside. ",
 }
 
 
 def crafted(unit: str, length: int) -> str:
     text = (unit * (length // len(unit) + 1))[:length]
+    if unit == "*":
+        return text[:-1] + ";"
     return text[:-1] + "x" if unit == " " else text
 
 
@@ -59,7 +66,7 @@ def best_ms(run: Callable[[], object], repeat: int) -> float:
 
 
 def stream_by_char(text: str) -> None:
-    splitter = SentenceSplitter()
+    splitter = SentenceSplitter(first_clause=True)
     for char in text:
         for sentence in splitter.add(char):
             prepare_streamed_sentence(sentence)
@@ -78,7 +85,8 @@ def main() -> None:
     for name, unit in PATTERNS.items():
         text = crafted(unit, args.length)
         clean = best_ms(lambda text=text: clean_text(text), args.repeat)
-        one_shot = best_ms(lambda text=text: prepare_one_shot(text), args.repeat)
+        one_shot = best_ms(lambda text=text: prepare_one_shot(text, first_clause=True),
+                            args.repeat)
         stream = best_ms(lambda text=text: stream_by_char(text), 1)
         worst = max(worst, one_shot)
         print(f"{name:28} {clean:9.2f}ms {one_shot:8.2f}ms {stream:10.2f}ms")

@@ -45,12 +45,18 @@ def spoken_length(text: str) -> int:
     return len(text) + 2 * len(_WIDE.findall(text))
 
 
+#: How far back from a ";" or ":" its word is looked for (a few closers or spaces).
+_LOOKBACK = 8
+
+
 def _letter_before(text: str, index: int) -> str:
-    """The last character before ``index`` that is not a closer or a space ("" if none)."""
+    """The last character before ``index`` that is not a closer or a space ("" if none
+    within :data:`_LOOKBACK` characters)."""
+    floor = max(-1, index - 1 - _LOOKBACK)
     index -= 1
-    while index >= 0 and (text[index] in CLOSERS or text[index] in " \t"):
+    while index > floor and (text[index] in CLOSERS or text[index] in " \t"):
         index -= 1
-    return text[index] if index >= 0 else ""
+    return text[index] if index > floor else ""
 
 
 def is_script_stop_in_context(text: str, index: int) -> bool:
