@@ -9,12 +9,16 @@ connections:
 - streaming (``synthesize-start``/``-chunk``/``-stop``, text sent in small fragments like an
   LLM would): TTFA and time to ``synthesize-stopped``;
 - throughput with 1, 4 and 8 concurrent clients: requests per second, audio seconds per wall
-  second and the TTFA spread.
+  second and the TTFA spread;
+- ``--first-clause``: first audio of a reply whose first sentence is 200 characters long,
+  with the first-clause cut (the default) against ``--whole-first-sentence``: two servers
+  on the same model, requests interleaved, one-shot and streaming, printing the ratio.
 
 Usage::
 
     python benchmarks/bench_server.py --model-dir tests/fixtures/models/tiny --device cpu
     python benchmarks/bench_server.py --uri tcp://127.0.0.1:10200 --rounds 10
+    python benchmarks/bench_server.py --model-dir tests/fixtures/models/tiny --first-clause
 """
 
 from __future__ import annotations
@@ -43,6 +47,12 @@ LONG_TEXT = (
     "In the evening clouds move in from the west. "
     "Tomorrow brings light rain in the morning, so take an umbrella. "
     "The weekend looks warm and dry."
+)
+#: A 200-character first sentence (its first clause: 80 characters), then a short one.
+LONG_FIRST_SENTENCE = (
+    "The weather in the city today is mostly sunny with a high of twenty-one degrees, and in "
+    "the evening clouds move in from the west, bringing some light rain to all the northern "
+    "districts until midnight. Tomorrow is dry."
 )
 READ_TIMEOUT_S = 300.0
 
@@ -169,20 +179,82 @@ async def run_throughput(uri: str, clients: int, requests_per_client: int,
           f"TTFA {_summary([r.ttfa_s for r in runs])}")
 
 
+async def run_first_clause(cut_uri: str, whole_uri: str, rounds: int, results: dict) -> None:
+    """First audio with and without the first-clause cut, requests interleaved."""
+    cases = [
+        ("one-shot", lambda uri: one_shot(uri, LONG_FIRST_SENTENCE)),
+        ("streaming", lambda uri: streaming(uri, LONG_FIRST_SENTENCE)),
+    ]
+    first = LONG_FIRST_SENTENCE.split(". ")[0] + "."
+    print(f"first sentence of {len(first)} characters:")
+    for label, measure in cases:
+        await measure(cut_uri)  # warm-up rounds, not counted
+        await measure(whole_uri)
+        cut: list[Measurement] = []
+        whole: list[Measurement] = []
+        for _ in range(rounds):
+            cut.append(await measure(cut_uri))
+            whole.append(await measure(whole_uri))
+        cut_p50 = statistics.median(r.ttfa_s for r in cut)
+        whole_p50 = statistics.median(r.ttfa_s for r in whole)
+        results[f"first clause {label}"] = {"cut": [asdict(r) for r in cut],
+                                            "whole": [asdict(r) for r in whole]}
+        print(f"{label:10s} first clause  TTFA {_summary([r.ttfa_s for r in cut])}  "
+              f"total p50 {statistics.median(r.total_s for r in cut) * 1000:8.1f} ms")
+        print(f"{label:10s} whole         TTFA {_summary([r.ttfa_s for r in whole])}  "
+              f"total p50 {statistics.median(r.total_s for r in whole) * 1000:8.1f} ms")
+        print(f"{label:10s} first audio ratio (clause / whole, p50): "
+              f"{cut_p50 / whole_p50:.2f}x")
+    await _first_audio_by_length(cut_uri, whole_uri, max(3, rounds // 2), results)
+
+
+def _sentence_of(length: int) -> str:
+    """The start of the long first sentence, cut at a word, about ``length`` characters."""
+    words = LONG_FIRST_SENTENCE.split(". ")[0].split()
+    text = ""
+    for word in words:
+        if len(text) + len(word) + 2 > length:
+            break
+        text = f"{text} {word}" if text else word
+    return text.rstrip(",") + "."
+
+
+async def _first_audio_by_length(cut_uri: str, whole_uri: str, rounds: int,
+                                 results: dict) -> None:
+    """One-shot first audio against first-sentence length (where a cut starts to pay)."""
+    print("one-shot first audio by first-sentence length (p50 of "
+          f"{rounds}; the cut applies above 100 characters):")
+    table = {}
+    for length in (60, 100, 140, 200):
+        text = _sentence_of(length) + " Tomorrow is dry."
+        cut: list[float] = []
+        whole: list[float] = []
+        for _ in range(rounds):
+            cut.append((await one_shot(cut_uri, text)).ttfa_s)
+            whole.append((await one_shot(whole_uri, text)).ttfa_s)
+        cut_p50, whole_p50 = statistics.median(cut), statistics.median(whole)
+        chars = len(_sentence_of(length))
+        table[chars] = {"cut_ttfa_s": cut, "whole_ttfa_s": whole}
+        print(f"  {chars:4d} chars  whole {whole_p50 * 1000:8.1f} ms  clause "
+              f"{cut_p50 * 1000:8.1f} ms  ratio {cut_p50 / whole_p50:.2f}x")
+    results["first audio by length"] = table
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def start_server(args: argparse.Namespace, log_path: Path) -> tuple[subprocess.Popen, str]:
+def start_server(args: argparse.Namespace, log_path: Path, *extra: str
+                 ) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     uri = f"tcp://127.0.0.1:{port}"
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-data-"))
     command = [
         sys.executable, "-m", "wyoming_omnivoice", "--uri", uri, "--model-dir",
         str(args.model_dir), "--device", args.device, "--data-dir", str(data_dir),
-        "--num-steps", str(args.num_steps), *args.server_args,
+        "--num-steps", str(args.num_steps), *args.server_args, *extra,
     ]
     log = log_path.open("wb")
     process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
@@ -207,6 +279,29 @@ async def main_async(args: argparse.Namespace, uri: str) -> dict:
     return results
 
 
+def compare_first_clause(args: argparse.Namespace) -> dict:
+    """Two servers on the same model, one with --whole-first-sentence; interleaved."""
+    if args.model_dir is None:
+        raise SystemExit("--first-clause needs --model-dir (it starts two servers)")
+    logs = Path(tempfile.mkdtemp(prefix="bench-log-"))
+    # One data dir: the second server reuses the voice anchors the first one built.
+    args.data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-data-"))
+    cut_process, cut_uri = start_server(args, logs / "cut.log")
+    try:
+        whole_process, whole_uri = start_server(args, logs / "whole.log",
+                                                "--whole-first-sentence")
+        try:
+            results: dict = {"num_steps": args.num_steps, "model_dir": str(args.model_dir)}
+            asyncio.run(run_first_clause(cut_uri, whole_uri, args.rounds, results))
+        finally:
+            whole_process.send_signal(signal.SIGTERM)
+            whole_process.wait(60)
+    finally:
+        cut_process.send_signal(signal.SIGTERM)
+        cut_process.wait(60)
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     target = parser.add_mutually_exclusive_group(required=True)
@@ -220,11 +315,19 @@ def main() -> None:
     parser.add_argument("--requests-per-client", type=int, default=3)
     parser.add_argument("--short-only", action="store_true",
                         help="latency of the short reply only (for slow models on CPU)")
+    parser.add_argument("--first-clause", action="store_true",
+                        help="only compare first audio of a long first sentence with and "
+                             "without the first-clause cut (needs --model-dir: two servers)")
     parser.add_argument("--json", type=Path, default=None, help="write raw results here")
     parser.add_argument("--server-arg", dest="server_args", action="append", default=[],
                         help="extra server flag (repeatable), e.g. --server-arg=--debug")
     args = parser.parse_args()
 
+    if args.first_clause:
+        results = compare_first_clause(args)
+        if args.json is not None:
+            args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+        return
     process = None
     uri = args.uri
     if args.model_dir is not None:
