@@ -12,7 +12,9 @@ connections:
   second and the TTFA spread;
 - ``--first-clause``: first audio of a reply whose first sentence is 200 characters long,
   with the first-clause cut (the default) against ``--whole-first-sentence``: two servers
-  on the same model, requests interleaved, one-shot and streaming, printing the ratio.
+  on the same model, requests interleaved, one-shot and streaming, printing the ratio
+  (``--one-server`` for big models: one server, "whole" being the sentence without commas),
+  then (``--rounds`` 3 or more) first audio against first-sentence length.
 
 Usage::
 
@@ -179,22 +181,38 @@ async def run_throughput(uri: str, clients: int, requests_per_client: int,
           f"TTFA {_summary([r.ttfa_s for r in runs])}")
 
 
-async def run_first_clause(cut_uri: str, whole_uri: str, rounds: int, results: dict) -> None:
-    """First audio with and without the first-clause cut, requests interleaved."""
+def _without_clause_marks(text: str) -> str:
+    """The same words with no clause boundary left (the cut cannot apply)."""
+    return text.replace(", ", " ")
+
+
+async def run_first_clause(cut_uri: str, whole_uri: str, rounds: int, results: dict,
+                           *, one_server: bool = False) -> None:
+    """First audio with and without the first-clause cut, requests interleaved.
+
+    ``one_server``: both sides on one server (half the memory, for big models): "whole" is
+    the same text with its commas removed, so that no clause boundary is left to cut at.
+    """
+    whole_text = _without_clause_marks(LONG_FIRST_SENTENCE) if one_server \
+        else LONG_FIRST_SENTENCE
+
+    def text_for(cut_side: bool) -> str:
+        return LONG_FIRST_SENTENCE if cut_side else whole_text
+
     cases = [
-        ("one-shot", lambda uri: one_shot(uri, LONG_FIRST_SENTENCE)),
-        ("streaming", lambda uri: streaming(uri, LONG_FIRST_SENTENCE)),
+        ("one-shot", lambda uri, cut_side: one_shot(uri, text_for(cut_side))),
+        ("streaming", lambda uri, cut_side: streaming(uri, text_for(cut_side))),
     ]
     first = LONG_FIRST_SENTENCE.split(". ")[0] + "."
     print(f"first sentence of {len(first)} characters:")
     for label, measure in cases:
-        await measure(cut_uri)  # warm-up rounds, not counted
-        await measure(whole_uri)
+        await measure(cut_uri, True)  # warm-up rounds, not counted
+        await measure(whole_uri, False)
         cut: list[Measurement] = []
         whole: list[Measurement] = []
         for _ in range(rounds):
-            cut.append(await measure(cut_uri))
-            whole.append(await measure(whole_uri))
+            cut.append(await measure(cut_uri, True))
+            whole.append(await measure(whole_uri, False))
         cut_p50 = statistics.median(r.ttfa_s for r in cut)
         whole_p50 = statistics.median(r.ttfa_s for r in whole)
         results[f"first clause {label}"] = {"cut": [asdict(r) for r in cut],
@@ -205,7 +223,8 @@ async def run_first_clause(cut_uri: str, whole_uri: str, rounds: int, results: d
               f"total p50 {statistics.median(r.total_s for r in whole) * 1000:8.1f} ms")
         print(f"{label:10s} first audio ratio (clause / whole, p50): "
               f"{cut_p50 / whole_p50:.2f}x")
-    await _first_audio_by_length(cut_uri, whole_uri, max(3, rounds // 2), results)
+    if rounds >= 3 and not one_server:
+        await _first_audio_by_length(cut_uri, whole_uri, max(3, rounds // 2), results)
 
 
 def _sentence_of(length: int) -> str:
@@ -287,11 +306,16 @@ def compare_first_clause(args: argparse.Namespace) -> dict:
     # One data dir: the second server reuses the voice anchors the first one built.
     args.data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="bench-data-"))
     cut_process, cut_uri = start_server(args, logs / "cut.log")
+    results: dict = {"num_steps": args.num_steps, "model_dir": str(args.model_dir),
+                     "one_server": args.one_server}
     try:
+        if args.one_server:
+            asyncio.run(run_first_clause(cut_uri, cut_uri, args.rounds, results,
+                                         one_server=True))
+            return results
         whole_process, whole_uri = start_server(args, logs / "whole.log",
                                                 "--whole-first-sentence")
         try:
-            results: dict = {"num_steps": args.num_steps, "model_dir": str(args.model_dir)}
             asyncio.run(run_first_clause(cut_uri, whole_uri, args.rounds, results))
         finally:
             whole_process.send_signal(signal.SIGTERM)
@@ -318,6 +342,9 @@ def main() -> None:
     parser.add_argument("--first-clause", action="store_true",
                         help="only compare first audio of a long first sentence with and "
                              "without the first-clause cut (needs --model-dir: two servers)")
+    parser.add_argument("--one-server", action="store_true",
+                        help="with --first-clause: one server (half the memory); 'whole' is "
+                             "the same sentence with its commas removed")
     parser.add_argument("--json", type=Path, default=None, help="write raw results here")
     parser.add_argument("--server-arg", dest="server_args", action="append", default=[],
                         help="extra server flag (repeatable), e.g. --server-arg=--debug")
