@@ -8,10 +8,10 @@ process whose first audio cycle of a stream comes from the clause (and, with
 from __future__ import annotations
 
 import pytest
+from conftest import audio_cycles, pcm_bytes, stream, synthesize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import audio_cycles, pcm_bytes, stream, synthesize
 from wyoming_omnivoice.text.clauses import (
     FIRST_CLAUSE_ABOVE,
     MIN_CLAUSE,
