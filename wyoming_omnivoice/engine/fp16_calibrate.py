@@ -321,8 +321,8 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
             source = name
             if clip:
                 low, high = f"{name}_fp16clip_min", f"{name}_fp16clip_max"
-                graph.initializer.extend([numpy_helper.from_array(np.float32(-FP16_MAX), low),
-                                          numpy_helper.from_array(np.float32(FP16_MAX), high)])
+                graph.initializer.extend([numpy_helper.from_array(np.array(-FP16_MAX, np.float32), low),
+                                          numpy_helper.from_array(np.array(FP16_MAX, np.float32), high)])
                 source = f"{name}_fp16clip"
                 new_nodes.append(helper.make_node("Clip", [name, low, high], [source],
                                                   name=f"{source}_node"))
@@ -379,13 +379,15 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
 # -- the pass ------------------------------------------------------------------------------
 def convert_to_fp16(model: onnx.ModelProto,
                     calibration_feeds: Sequence[Mapping[str, np.ndarray]], *,
-                    margin: float = DEFAULT_MARGIN) -> tuple[onnx.ModelProto, Fp16Report]:
+                    margin: float = DEFAULT_MARGIN, log_summary: bool = True
+                    ) -> tuple[onnx.ModelProto, Fp16Report]:
     """Convert ``model`` (in place) to mixed fp16, keeping out-of-range nodes fp32.
 
     ``calibration_feeds`` are inputs of the fp32 graph (realistic prompts); at least one is
     needed, since a conversion without measurements cannot promise anything about range.
     A candidate node is kept fp32 when any float tensor it reads or writes reaches
-    ``margin * 65504`` in absolute value on any feed, or is not finite.
+    ``margin * 65504`` in absolute value on any feed, or is not finite. The report's
+    summary is logged (``log_summary``) at INFO.
     """
     if not 0.0 < margin <= 1.0:
         raise ValueError(f"margin must be in (0, 1], not {margin}")
@@ -413,7 +415,8 @@ def convert_to_fp16(model: onnx.ModelProto,
         default=0.0)
     apply_precision(model, plan, floats, report)
     report.seconds = time.perf_counter() - start
-    _LOGGER.info("%s", report.summary())
+    if log_summary:
+        _LOGGER.info("%s", report.summary())
     return model, report
 
 
@@ -425,9 +428,9 @@ def _over_limit(candidates: Sequence[onnx.NodeProto], checked: Mapping[str, list
         worst: tuple[float, str, bool] | None = None
         for name in checked[node.name]:
             peak, finite = ranges.get(name, (0.0, True))
-            if not finite or peak > limit:
-                if worst is None or peak > worst[0] or not finite:
-                    worst = (peak, name, finite)
+            over = not finite or peak > limit
+            if over and (worst is None or peak > worst[0] or not finite):
+                worst = (peak, name, finite)
         if worst is None:
             continue
         peak, name, finite = worst
