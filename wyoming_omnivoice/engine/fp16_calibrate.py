@@ -321,8 +321,9 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
             source = name
             if clip:
                 low, high = f"{name}_fp16clip_min", f"{name}_fp16clip_max"
-                graph.initializer.extend([numpy_helper.from_array(np.array(-FP16_MAX, np.float32), low),
-                                          numpy_helper.from_array(np.array(FP16_MAX, np.float32), high)])
+                graph.initializer.extend([
+                    numpy_helper.from_array(np.array(-FP16_MAX, np.float32), low),
+                    numpy_helper.from_array(np.array(FP16_MAX, np.float32), high)])
                 source = f"{name}_fp16clip"
                 new_nodes.append(helper.make_node("Clip", [name, low, high], [source],
                                                   name=f"{source}_node"))
