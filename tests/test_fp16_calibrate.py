@@ -11,6 +11,7 @@ onnxruntime's CPU provider, which computes fp16 nodes in fp32 and so cannot over
 from __future__ import annotations
 
 import copy
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -150,6 +151,28 @@ def test_tiny_model_converts_every_candidate(feeds: Feeds, unseen_feeds: Feeds) 
     assert io_types["inputs_embeds"] == io_types["hidden_states"] == TensorProto.FLOAT
     for feed in unseen_feeds:
         assert overflowed(converted, feed) == []
+
+
+def test_fused_contrib_ops_convert(feeds: Feeds) -> None:
+    """A graph fused by onnxruntime (``com.microsoft`` ops that ONNX shape inference cannot
+    type, e.g. ``FusedMatMul``) converts, and runs on onnxruntime close to fp32. (Structure
+    and plumbing only: the reference evaluator has no contrib ops to emulate.)"""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    with tempfile.TemporaryDirectory() as folder:
+        options.optimized_model_filepath = str(Path(folder) / "fused.onnx")
+        ort.InferenceSession(_fp32().SerializeToString(), options,
+                             providers=["CPUExecutionProvider"])
+        fused = onnx.load(options.optimized_model_filepath)
+    contrib = {n.op_type for n in fused.graph.node if n.domain == "com.microsoft"}
+    assert "FusedMatMul" in contrib
+    converted, report = convert_to_fp16(copy.deepcopy(fused), feeds)
+    assert report.kept == [] and report.fp16_nodes == report.candidates
+    half = {n.op_type for n in converted.graph.node if n.op_type == "FusedMatMul"
+            and any(i.endswith("_fp16_cast") for i in n.input)}
+    assert half == {"FusedMatMul"}
+    for feed in _smallest(feeds, 2):
+        assert _relative(_hidden_fp32(converted, feed), _hidden_fp32(fused, feed)) < 0.01
 
 
 def test_margin_sets_the_limit(feeds: Feeds) -> None:
