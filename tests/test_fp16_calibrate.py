@@ -192,6 +192,8 @@ def test_margin_sets_the_limit(feeds: Feeds) -> None:
 def test_conversion_without_calibration_is_refused() -> None:
     with pytest.raises(ValueError, match="calibration feed"):
         convert_to_fp16(_fp32(), [])
+    with pytest.raises(ValueError, match=r"lacks graph inputs \['attention_mask'\]"):
+        convert_to_fp16(_fp32(), [{"inputs_embeds": np.zeros((1, 4, 64), np.float32)}])
     with pytest.raises(ValueError, match="margin"):
         convert_to_fp16(_fp32(), [{}], margin=0.0)
 

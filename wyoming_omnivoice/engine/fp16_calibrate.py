@@ -420,6 +420,13 @@ def convert_to_fp16(model: onnx.ModelProto,
         raise ValueError(f"margin must be in (0, 1], not {margin}")
     if not calibration_feeds:
         raise ValueError("fp16 conversion needs at least one calibration feed")
+    initializers = {init.name for init in model.graph.initializer}
+    needed = {i.name for i in model.graph.input} - initializers
+    for feed in calibration_feeds:
+        if needed - set(feed):
+            raise ValueError(f"calibration feed lacks graph inputs {sorted(needed - set(feed))} "
+                             f"(the graph takes {sorted(needed)})")
+    calibration_feeds = [{k: v for k, v in f.items() if k in needed} for f in calibration_feeds]
     start = time.perf_counter()
     _name_nodes(model)
     _add_missing_domains(model)
