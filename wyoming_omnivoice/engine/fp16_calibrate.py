@@ -272,18 +272,29 @@ def measure_ranges(model: onnx.ModelProto, tensors: Sequence[str],
         return ranges
     probe = _skeleton(model)
     graph = probe.graph
+    # Each probe sits right after the node that makes its tensor: onnxruntime's default
+    # order follows node order, so every tensor is reduced and freed as it is made (probes
+    # appended at the end would keep every measured tensor of every layer alive at once).
+    wanted = dict.fromkeys(dynamic)
     outputs: list[tuple[str, str, str]] = []
-    for index, name in enumerate(dynamic):
-        magnitude, peak, total = f"fp16cal_{index}_abs", f"fp16cal_{index}_max", \
-            f"fp16cal_{index}_sum"
-        graph.node.extend([
+    probes: dict[str, list[onnx.NodeProto]] = {}
+    for index, name in enumerate(wanted):
+        magnitude, peak, total = (f"fp16cal_{index}_{kind}" for kind in ("abs", "max", "sum"))
+        probes[name] = [
             helper.make_node("Abs", [name], [magnitude], name=magnitude),
             helper.make_node("ReduceMax", [magnitude], [peak], name=peak, keepdims=0),
             helper.make_node("ReduceSum", [magnitude], [total], name=total, keepdims=0),
-        ])
-        graph.output.extend([helper.make_tensor_value_info(peak, _FLOAT, []),
-                             helper.make_tensor_value_info(total, _FLOAT, [])])
+        ]
         outputs.append((name, peak, total))
+    made = {out for node in graph.node for out in node.output}
+    ordered = [p for name in wanted if name not in made for p in probes[name]]
+    for node in graph.node:
+        ordered.append(node)
+        ordered.extend(p for out in node.output if out in probes for p in probes[out])
+    del graph.node[:]
+    graph.node.extend(ordered)
+    graph.output.extend(helper.make_tensor_value_info(n, _FLOAT, [])
+                        for _, peak, total in outputs for n in (peak, total))
     fed = {i.name for i in graph.input} - {i.name for i in model.graph.input}
     weights = {init.name: numpy_helper.to_array(init)
                for init in model.graph.initializer if init.name in fed}
