@@ -175,6 +175,21 @@ def test_fused_contrib_ops_convert(feeds: Feeds) -> None:
         assert _relative(_hidden_fp32(converted, feed), _hidden_fp32(fused, feed)) < 0.01
 
 
+def test_weights_left_on_disk_give_the_same_graph(feeds: Feeds) -> None:
+    """``data_dir``: calibration reads the weights from the external data file."""
+    in_memory, report = convert_to_fp16(_fp32(), feeds)
+    lazy = onnx.load(str(TINY / model_files.BACKBONE), load_external_data=False)
+    with pytest.raises(ValueError, match="data_dir"):
+        convert_to_fp16(copy.deepcopy(lazy), feeds)
+    on_disk, report_on_disk = convert_to_fp16(lazy, feeds, data_dir=TINY)
+    assert report_on_disk.fp16_max_abs == report.fp16_max_abs
+    assert [n.op_type for n in on_disk.graph.node] == [n.op_type for n in in_memory.graph.node]
+    weights = {i.name: numpy_helper.to_array(i) for i in in_memory.graph.initializer}
+    for init in on_disk.graph.initializer:
+        assert init.data_location != TensorProto.EXTERNAL
+        np.testing.assert_array_equal(numpy_helper.to_array(init), weights[init.name])
+
+
 def test_margin_sets_the_limit(feeds: Feeds) -> None:
     """A limit below the tiny model's activations keeps exactly the nodes above it fp32."""
     _, full = convert_to_fp16(_fp32(), feeds)

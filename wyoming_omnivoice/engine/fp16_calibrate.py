@@ -37,10 +37,11 @@ import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, external_data_helper, helper, numpy_helper
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -141,12 +142,17 @@ def _add_missing_domains(model: onnx.ModelProto) -> None:
         model.opset_import.append(helper.make_opsetid(domain, 1))
 
 
+def _on_disk(tensor: onnx.TensorProto) -> bool:
+    return tensor.data_location == TensorProto.EXTERNAL
+
+
 def _skeleton(model: onnx.ModelProto, *, feed_above: int = _FEED_ABOVE) -> onnx.ModelProto:
-    """The graph without its large weights: those become typed graph inputs (small, fast)."""
+    """The graph without its large in-memory weights: those become typed graph inputs
+    (small, fast); weights still on disk stay initializers that point at their file."""
     graph = model.graph
     small, fed = [], []
     for init in graph.initializer:
-        if int(np.prod(init.dims, dtype=np.int64)) > feed_above:
+        if int(np.prod(init.dims, dtype=np.int64)) > feed_above and not _on_disk(init):
             fed.append(helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
         else:
             small.append(init)
@@ -256,16 +262,19 @@ def _range(array: np.ndarray) -> tuple[float, bool]:
 
 
 def measure_ranges(model: onnx.ModelProto, tensors: Sequence[str],
-                   feeds: Sequence[Mapping[str, np.ndarray]]) -> dict[str, tuple[float, bool]]:
-    """``{tensor: (max |x| over all feeds, all finite)}`` from fp32 runs on the CPU provider."""
+                   feeds: Sequence[Mapping[str, np.ndarray]], *,
+                   data_dir: Path | None = None) -> dict[str, tuple[float, bool]]:
+    """``{tensor: (max |x| over all feeds, all finite)}`` from fp32 runs on the CPU provider
+    (``data_dir``: the folder of weights left on disk, see :func:`convert_to_fp16`)."""
     import onnxruntime as ort
 
+    base = str(data_dir or "")
     values = _constant_values(model)
     ranges: dict[str, tuple[float, bool]] = {}
     dynamic = []
     for name in tensors:
         if name in values:
-            ranges[name] = _range(numpy_helper.to_array(values[name]))
+            ranges[name] = _range(numpy_helper.to_array(values[name], base))
         else:
             dynamic.append(name)
     if not dynamic or not feeds:
@@ -301,6 +310,11 @@ def measure_ranges(model: onnx.ModelProto, tensors: Sequence[str],
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     options.log_severity_level = 3
+    # Weights are read once per forward here: no pre-packed second copy of each.
+    options.add_session_config_entry("session.disable_prepacking", "1")
+    if data_dir is not None:
+        options.add_session_config_entry(
+            "session.model_external_initializers_file_folder_path", str(data_dir))
     session = ort.InferenceSession(probe.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
     del probe
@@ -322,8 +336,10 @@ def measure_ranges(model: onnx.ModelProto, tensors: Sequence[str],
 
 # -- rewrite -------------------------------------------------------------------------------
 def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set[str],
-                    report: Fp16Report) -> onnx.ModelProto:
-    """Rewrite ``model`` to ``plan``: casts at region borders, fp16 weights, fp32 I/O."""
+                    report: Fp16Report, *, data_dir: Path | None = None) -> onnx.ModelProto:
+    """Rewrite ``model`` to ``plan``: casts at region borders, fp16 weights, fp32 I/O.
+    Weights left on disk are read from ``data_dir`` one at a time; on return every weight
+    is in memory."""
     graph = model.graph
     constants = {init.name: init for init in graph.initializer}
     consumers: dict[str, set[str]] = {}
@@ -338,7 +354,8 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
             continue
         users = consumers.get(name, set())
         if users and all(plan.get(u) == _HALF for u in users) and name not in graph_outputs:
-            array = np.clip(numpy_helper.to_array(init), -FP16_MAX, FP16_MAX).astype(np.float16)
+            array = np.clip(numpy_helper.to_array(init, str(data_dir or "")), -FP16_MAX,
+                            FP16_MAX).astype(np.float16)
             init.CopyFrom(numpy_helper.from_array(array, name))
             converted.add(name)
         else:
@@ -411,14 +428,16 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
     del graph.node[:]
     graph.node.extend(new_nodes)
     del graph.value_info[:]  # stale types; onnxruntime infers them again
+    if data_dir is not None:
+        external_data_helper.load_external_data_for_model(model, str(data_dir))
     return model
 
 
 # -- the pass ------------------------------------------------------------------------------
 def convert_to_fp16(model: onnx.ModelProto,
                     calibration_feeds: Sequence[Mapping[str, np.ndarray]], *,
-                    margin: float = DEFAULT_MARGIN, log_summary: bool = True
-                    ) -> tuple[onnx.ModelProto, Fp16Report]:
+                    margin: float = DEFAULT_MARGIN, log_summary: bool = True,
+                    data_dir: Path | None = None) -> tuple[onnx.ModelProto, Fp16Report]:
     """Convert ``model`` (in place) to mixed fp16, keeping out-of-range nodes fp32.
 
     ``calibration_feeds`` are inputs of the fp32 graph (realistic prompts); at least one is
@@ -426,11 +445,18 @@ def convert_to_fp16(model: onnx.ModelProto,
     A candidate node is kept fp32 when any float tensor it reads or writes reaches
     ``margin * 65504`` in absolute value on any feed, or is not finite. The report's
     summary is logged (``log_summary``) at INFO.
+
+    Large models: load with ``onnx.load(path, load_external_data=False)`` and pass the
+    folder as ``data_dir``. The weights then stay on disk while onnxruntime calibrates
+    (it reads them itself) and are converted one at a time, so the peak memory is about one
+    fp32 copy of the weights instead of three. Save the result with external data.
     """
     if not 0.0 < margin <= 1.0:
         raise ValueError(f"margin must be in (0, 1], not {margin}")
     if not calibration_feeds:
         raise ValueError("fp16 conversion needs at least one calibration feed")
+    if data_dir is None and any(_on_disk(i) for i in model.graph.initializer):
+        raise ValueError("the model's weights are on disk: pass data_dir (their folder)")
     initializers = {init.name for init in model.graph.initializer}
     needed = {i.name for i in model.graph.input} - initializers
     for feed in calibration_feeds:
@@ -449,7 +475,7 @@ def convert_to_fp16(model: onnx.ModelProto,
     tensors = list(dict.fromkeys(t for names in checked.values() for t in names))
     _LOGGER.info("fp16 calibration: %d tensors of %d candidate nodes on %d feeds",
                  len(tensors), len(candidates), len(calibration_feeds))
-    ranges = measure_ranges(model, tensors, calibration_feeds)
+    ranges = measure_ranges(model, tensors, calibration_feeds, data_dir=data_dir)
     kept = _over_limit(candidates, checked, ranges, limit, _constant_names(model))
     plan = plan_precision(model, floats, (k.name for k in kept))
     report = Fp16Report(
@@ -459,7 +485,7 @@ def convert_to_fp16(model: onnx.ModelProto,
     report.fp16_max_abs = max(
         (ranges[t][0] for n in candidates if plan[n.name] == _HALF for t in checked[n.name]),
         default=0.0)
-    apply_precision(model, plan, floats, report)
+    apply_precision(model, plan, floats, report, data_dir=data_dir)
     report.seconds = time.perf_counter() - start
     if log_summary:
         _LOGGER.info("%s", report.summary())
