@@ -12,23 +12,23 @@ NaN or zeros, and the backbone returns garbage with no error. So the pass measur
    fp32, and the fp16 region is the projections, the attention products and the gated MLP.
    Graph inputs and outputs stay fp32.
 2. **Calibrate.** The fp32 graph runs on onnxruntime's CPU provider on the calibration feeds
-   with, for every float tensor that a candidate node reads or writes, an ``Abs -> ReduceMax``
-   (and a ``ReduceSum``, which is non-finite when the tensor holds inf/NaN) added as an extra
-   scalar output. Only those scalars leave the session, so memory stays that of one forward
-   even at the real model size (exposing the full tensors would hold every intermediate of
-   every layer at once). Constant inputs (weights) are checked from their values.
+   and the largest absolute value of every float tensor a candidate node reads or writes
+   is recorded (:mod:`.fp16_ranges`: scalar probes, memory of one forward). Constant inputs
+   (weights) are checked from their values.
 3. **Keep.** A candidate whose inputs or outputs reach ``margin * 65504`` (or are not finite)
    is kept fp32, and the plan is redone so its followers follow it. With ``margin = 0.25`` a
    tensor may grow 4x beyond the largest value seen on the calibration prompts before it
-   overflows: activation maxima of a transformer move with the prompt (length, language,
-   the diffusion step), rarely by more than 2x over a handful of varied prompts, and fp16's
-   relative precision is the same at 16000 as at 1, so the margin costs no accuracy.
+   overflows. Activation maxima move with the prompt (length, language, voice, diffusion
+   step), so some headroom is needed over a dozen prompts; fp16's relative precision is the
+   same at 16000 as at 1, so headroom costs no accuracy, only the fp16 speed of nodes that
+   come within 4x of the limit (none of the 588 candidates on the real-size random model,
+   whose largest fp16 activation is 5.5).
 4. **Rewrite.** Casts go where a value crosses between the regions; weights read only by
    fp16 nodes are stored fp16. Additive attention biases of fused attention ops are clipped
    to +-65504 before their cast (a -3.4e38 mask fill must become -65504, not -inf).
 
 :class:`Fp16Report` says what was converted and what was kept fp32, with the value that kept
-it. The model is changed in place; its initializers must be loaded in memory.
+it. The model is changed in place; its weights are in memory, or on disk (``data_dir``).
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 from onnx import TensorProto, external_data_helper, helper, numpy_helper
+
+from .fp16_ranges import add_missing_domains, measure_ranges, on_disk, skeleton
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -71,8 +73,6 @@ _HALF = TensorProto.FLOAT16
 _BOOL_OPS = frozenset({"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not",
                        "And", "Or", "Xor", "IsNaN", "IsInf"})
 _INT_OPS = frozenset({"Shape", "Size", "ArgMax", "ArgMin", "NonZero"})
-#: Initializers with more elements than this are fed to the calibration session as inputs.
-_FEED_ABOVE = 4096
 
 
 @dataclass(frozen=True)
@@ -135,38 +135,6 @@ def _name_nodes(model: onnx.ModelProto) -> None:
         seen.add(node.name)
 
 
-def _add_missing_domains(model: onnx.ModelProto) -> None:
-    """Declare an opset for every node domain (fusion tools sometimes leave it out)."""
-    declared = {o.domain for o in model.opset_import}
-    for domain in sorted({n.domain for n in model.graph.node} - declared - {"ai.onnx"}):
-        model.opset_import.append(helper.make_opsetid(domain, 1))
-
-
-def _on_disk(tensor: onnx.TensorProto) -> bool:
-    return tensor.data_location == TensorProto.EXTERNAL
-
-
-def _skeleton(model: onnx.ModelProto, *, feed_above: int = _FEED_ABOVE) -> onnx.ModelProto:
-    """The graph without its large in-memory weights: those become typed graph inputs
-    (small, fast); weights still on disk stay initializers that point at their file."""
-    graph = model.graph
-    small, fed = [], []
-    for init in graph.initializer:
-        if int(np.prod(init.dims, dtype=np.int64)) > feed_above and not _on_disk(init):
-            fed.append(helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
-        else:
-            small.append(init)
-    skeleton_graph = helper.make_graph(
-        list(graph.node), graph.name, list(graph.input) + fed, list(graph.output),
-        initializer=small,
-    )
-    skeleton = helper.make_model(skeleton_graph, opset_imports=list(model.opset_import),
-                                 ir_version=model.ir_version)
-    skeleton.functions.extend(model.functions)
-    _add_missing_domains(skeleton)
-    return skeleton
-
-
 def float_tensors(model: onnx.ModelProto) -> set[str]:
     """Names of every fp32 tensor (inputs, weights, intermediate values).
 
@@ -174,13 +142,13 @@ def float_tensors(model: onnx.ModelProto) -> set[str]:
     as ``SimplifiedLayerNormalization`` or ``MultiHeadAttention``) take the type of their
     first typed input, which is what those float ops do.
     """
-    skeleton = _skeleton(model)
+    typed = skeleton(model)
     try:
-        inferred = onnx.shape_inference.infer_shapes(skeleton, strict_mode=False)
+        inferred = onnx.shape_inference.infer_shapes(typed, strict_mode=False)
     except (onnx.shape_inference.InferenceError, ValueError) as err:
         _LOGGER.warning("ONNX shape inference failed (%s); typing the graph by propagation",
                         err)
-        inferred = skeleton
+        inferred = typed
     types: dict[str, int] = {}
     for info in (list(inferred.graph.value_info) + list(inferred.graph.input)
                  + list(inferred.graph.output)):
@@ -241,97 +209,6 @@ def _checked_tensors(node: onnx.NodeProto, floats: set[str]) -> list[str]:
     masks = MASK_INPUTS.get(node.op_type, frozenset())
     inputs = [n for i, n in enumerate(node.input) if n and n in floats and i not in masks]
     return list(dict.fromkeys(inputs + [n for n in node.output if n and n in floats]))
-
-
-# -- calibrate -----------------------------------------------------------------------------
-def _constant_values(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
-    values = {init.name: init for init in model.graph.initializer}
-    for node in model.graph.node:
-        if node.op_type == "Constant":
-            for attr in node.attribute:
-                if attr.name == "value":
-                    values[node.output[0]] = attr.t
-    return values
-
-
-def _range(array: np.ndarray) -> tuple[float, bool]:
-    if array.size == 0:
-        return 0.0, True
-    magnitude = np.abs(array.astype(np.float32, copy=False))
-    return float(magnitude.max()), bool(np.isfinite(magnitude.sum(dtype=np.float64)))
-
-
-def measure_ranges(model: onnx.ModelProto, tensors: Sequence[str],
-                   feeds: Sequence[Mapping[str, np.ndarray]], *,
-                   data_dir: Path | None = None) -> dict[str, tuple[float, bool]]:
-    """``{tensor: (max |x| over all feeds, all finite)}`` from fp32 runs on the CPU provider
-    (``data_dir``: the folder of weights left on disk, see :func:`convert_to_fp16`)."""
-    import onnxruntime as ort
-
-    base = str(data_dir or "")
-    values = _constant_values(model)
-    ranges: dict[str, tuple[float, bool]] = {}
-    dynamic = []
-    for name in tensors:
-        if name in values:
-            ranges[name] = _range(numpy_helper.to_array(values[name], base))
-        else:
-            dynamic.append(name)
-    if not dynamic or not feeds:
-        return ranges
-    probe = _skeleton(model)
-    graph = probe.graph
-    # Each probe sits right after the node that makes its tensor: onnxruntime's default
-    # order follows node order, so every tensor is reduced and freed as it is made (probes
-    # appended at the end would keep every measured tensor of every layer alive at once).
-    wanted = dict.fromkeys(dynamic)
-    outputs: list[tuple[str, str, str]] = []
-    probes: dict[str, list[onnx.NodeProto]] = {}
-    for index, name in enumerate(wanted):
-        magnitude, peak, total = (f"fp16cal_{index}_{kind}" for kind in ("abs", "max", "sum"))
-        probes[name] = [
-            helper.make_node("Abs", [name], [magnitude], name=magnitude),
-            helper.make_node("ReduceMax", [magnitude], [peak], name=peak, keepdims=0),
-            helper.make_node("ReduceSum", [magnitude], [total], name=total, keepdims=0),
-        ]
-        outputs.append((name, peak, total))
-    made = {out for node in graph.node for out in node.output}
-    ordered = [p for name in wanted if name not in made for p in probes[name]]
-    for node in graph.node:
-        ordered.append(node)
-        ordered.extend(p for out in node.output if out in probes for p in probes[out])
-    del graph.node[:]
-    graph.node.extend(ordered)
-    graph.output.extend(helper.make_tensor_value_info(n, _FLOAT, [])
-                        for _, peak, total in outputs for n in (peak, total))
-    fed = {i.name for i in graph.input} - {i.name for i in model.graph.input}
-    weights = {init.name: numpy_helper.to_array(init)
-               for init in model.graph.initializer if init.name in fed}
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    options.log_severity_level = 3
-    # Weights are read once per forward here: no pre-packed second copy of each.
-    options.add_session_config_entry("session.disable_prepacking", "1")
-    if data_dir is not None:
-        options.add_session_config_entry(
-            "session.model_external_initializers_file_folder_path", str(data_dir))
-    session = ort.InferenceSession(probe.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    del probe
-    names = [n for _, peak, total in outputs for n in (peak, total)]
-    for number, feed in enumerate(feeds, 1):
-        started = time.perf_counter()
-        results = session.run(names, {**weights, **feed})
-        _LOGGER.info("fp16 calibration: feed %d/%d (%s) in %.1f s", number, len(feeds),
-                     " ".join("x".join(map(str, np.shape(v))) for v in feed.values()),
-                     time.perf_counter() - started)
-        for position, (name, _, _) in enumerate(outputs):
-            peak_value = float(results[2 * position])
-            finite = bool(np.isfinite(results[2 * position + 1])) and np.isfinite(peak_value)
-            before, before_finite = ranges.get(name, (0.0, True))
-            ranges[name] = (max(before, peak_value) if finite else float("inf"),
-                            before_finite and finite)
-    return ranges
 
 
 # -- rewrite -------------------------------------------------------------------------------
@@ -455,7 +332,7 @@ def convert_to_fp16(model: onnx.ModelProto,
         raise ValueError(f"margin must be in (0, 1], not {margin}")
     if not calibration_feeds:
         raise ValueError("fp16 conversion needs at least one calibration feed")
-    if data_dir is None and any(_on_disk(i) for i in model.graph.initializer):
+    if data_dir is None and any(on_disk(i) for i in model.graph.initializer):
         raise ValueError("the model's weights are on disk: pass data_dir (their folder)")
     initializers = {init.name for init in model.graph.initializer}
     needed = {i.name for i in model.graph.input} - initializers
@@ -466,7 +343,7 @@ def convert_to_fp16(model: onnx.ModelProto,
     calibration_feeds = [{k: v for k, v in f.items() if k in needed} for f in calibration_feeds]
     start = time.perf_counter()
     _name_nodes(model)
-    _add_missing_domains(model)
+    add_missing_domains(model)
     floats = float_tensors(model)
     limit = margin * FP16_MAX
     plan = plan_precision(model, floats)
