@@ -63,8 +63,16 @@ FP32_OPS = frozenset({
     "SkipSimplifiedLayerNormalization", "SkipLayerNormalization", "RMSNormalization",
     "Range", "Cos", "Sin", "Exp", "Log", "CumSum", "Erf", "Cast",
 })
-#: Inputs that are additive attention biases (masks): clipped, not range-checked.
-MASK_INPUTS = {"MultiHeadAttention": frozenset({5}), "Attention": frozenset({5})}
+#: Inputs that are additive attention biases (masks), by (domain, op): clipped to +-65504,
+#: not range-checked ("" is the ONNX domain's ``Attention``, opset 23).
+MASK_INPUTS = {("com.microsoft", "MultiHeadAttention"): frozenset({5}),
+               ("com.microsoft", "Attention"): frozenset({5}),
+               ("", "Attention"): frozenset({3})}
+
+
+def _mask_inputs(node: onnx.NodeProto) -> frozenset[int]:
+    domain = "" if node.domain in ("", "ai.onnx") else node.domain
+    return MASK_INPUTS.get((domain, node.op_type), frozenset())
 
 _FLOAT = TensorProto.FLOAT
 _HALF = TensorProto.FLOAT16
@@ -206,7 +214,7 @@ def plan_precision(model: onnx.ModelProto, floats: set[str],
 
 def _checked_tensors(node: onnx.NodeProto, floats: set[str]) -> list[str]:
     """The float tensors of ``node`` whose range decides whether it may run in fp16."""
-    masks = MASK_INPUTS.get(node.op_type, frozenset())
+    masks = _mask_inputs(node)
     inputs = [n for i, n in enumerate(node.input) if n and n in floats and i not in masks]
     return list(dict.fromkeys(inputs + [n for n in node.output if n and n in floats]))
 
@@ -282,7 +290,7 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
             continue
         report.fp16_nodes += precision == _HALF
         report.fp32_nodes += precision == _FLOAT
-        masks = MASK_INPUTS.get(node.op_type, frozenset()) if precision == _HALF else frozenset()
+        masks = _mask_inputs(node) if precision == _HALF else frozenset()
         for position, name in enumerate(node.input):
             have = value_type.get(name)
             if name and have is not None and have != precision:
