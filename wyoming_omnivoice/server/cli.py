@@ -24,7 +24,9 @@ from wyoming_omnivoice import __version__
 from . import startup
 from .connection import ConnectionLimits
 from .context import LiveState, RequestSlots, ServerContext, ServerPolicy, ServerSettings
+from .data_dir import prepare_data_dir
 from .errors import StartupError
+from .listen_address import check_listen_address, zeroconf_loopback_warning
 from .request_builder import make_request_factory
 from .serve import serve
 from .voice_assets import WorkerEncoder, folder_voice_watcher, prepare_voices
@@ -170,14 +172,10 @@ def validate_args(args: argparse.Namespace) -> None:
         raise StartupError(f"--model-dir {args.model_dir}: no such folder")
     if args.manifest is not None and not args.manifest.is_file():
         raise StartupError(f"--manifest {args.manifest}: no such file")
-    data_dir = args.data_dir or default_data_dir()
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise StartupError(f"--data-dir {data_dir}: cannot create it ({err})") from None
-    if not os.access(data_dir, os.W_OK):
-        raise StartupError(f"--data-dir {data_dir}: not writable")
-    args.data_dir = data_dir
+    args.data_dir = prepare_data_dir(args.data_dir or default_data_dir())
+    check_listen_address(args.uri)  # before the model loads: a taken port fails in seconds
+    if args.zeroconf is not None and (warning := zeroconf_loopback_warning(args.uri)):
+        _LOGGER.warning("%s", warning)
 
 
 # --------------------------------------------------------------------------- wiring
