@@ -218,3 +218,13 @@ def test_bad_instruct_in_the_default_voice_is_one_line(tmp_path: Path) -> None:
     line = error_line(result)
     assert "Unsupported instruct item 'old' in 'old'." in line
     assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
+def test_warm_up_log_counts_in_good_grammar(caplog: pytest.LogCaptureFixture) -> None:
+    from wyoming_omnivoice import Engine
+
+    engine = Engine.load(TINY_MODEL, device="cpu")
+    with caplog.at_level("INFO", logger="wyoming_omnivoice.engine.core"):
+        done = engine.warm_up()
+    assert done == 1
+    assert "Warm-up: 1 forward shape ready" in caplog.messages

@@ -30,6 +30,7 @@ from .listen_address import check_listen_address, zeroconf_loopback_warning
 from .request_builder import make_request_factory
 from .serve import serve
 from .voice_assets import WorkerEncoder, folder_voice_watcher, prepare_voices
+from .voice_listing import add_list_voices_argument, list_voices
 from .voice_watch import NewVoice
 from .warmup import warm_up
 from .worker import InferenceWorker
@@ -117,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="NAME",
                         help="announce the server over mDNS for Home Assistant discovery "
                              "(needs a tcp:// URI; NAME defaults to 'omnivoice')")
+    add_list_voices_argument(parser)
     parser.add_argument("--debug", action="store_true", help="log DEBUG messages")
     parser.add_argument("--log-format", default=logging.BASIC_FORMAT,
                         help="Python logging format (default: %(default)s)")
@@ -255,6 +257,8 @@ def run(argv: Sequence[str] | None = None) -> None:
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format=args.log_format)
     _LOGGER.debug("Arguments: %s", args)
+    if args.list_voices:  # no model, no server: the catalogue a start would serve
+        sys.exit(list_voices(args.data_dir or default_data_dir(), args.voices_file, args.voice))
     try:
         code = start(args)
     except StartupError as err:
