@@ -19,6 +19,7 @@ import sys
 import time
 import wave
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from .engine.core import Engine, SynthesisRequest
 from .engine.decoder import DecodeOptions
 from .engine.model_files import ModelError
 from .server.errors import StartupError, one_line
+
+if TYPE_CHECKING:
+    from .server.voices import VoicePreset
 
 
 def write_wav(path: Path, audio: np.ndarray, sample_rate: int) -> None:
@@ -160,15 +164,13 @@ def _load_engine(args: argparse.Namespace, *, cloning: bool) -> Engine:
     return startup.load_engine(model_dir, args.device, args.precision)
 
 
-def _build_request(args: argparse.Namespace, engine: Engine, preset: object,
+def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset | None,
                    options: DecodeOptions) -> SynthesisRequest:
     """The request: a catalogue voice as the server builds it, or the flags as given."""
     from dataclasses import replace
 
-    from .server.voices import VoicePreset
-
     num_frames = None if args.duration is None else max(1, int(args.duration * 25))
-    if isinstance(preset, VoicePreset):
+    if preset is not None:
         from .server.request_builder import make_request_factory
         from .server.voice_assets import prepare_voices
         from .server.voices import VoiceCatalog

@@ -55,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="tcp://HOST:PORT, unix://PATH or stdio:// (default: %(default)s)")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="folder for the downloaded model, voice anchors, cloned voices "
-                             "and caches (default: $XDG_DATA_HOME/wyoming-omnivoice)")
+                             "and caches (default: $XDG_DATA_HOME/wyoming-omnivoice, i.e. "
+                             "~/.local/share/wyoming-omnivoice when XDG_DATA_HOME is unset)")
     parser.add_argument("--model-dir", type=Path, default=None,
                         help="use this pre-downloaded model folder as is (no download)")
     parser.add_argument("--manifest", type=Path, default=None,
