@@ -73,6 +73,8 @@ def _check_tcp(uri: str, host: str, port: int) -> None:
             f"--uri {uri}: cannot resolve the host name {host!r} ({err.strerror}); use an "
             f"address of this machine, e.g. --uri tcp://0.0.0.0:{port} for all interfaces"
         ) from None
+    not_here: OSError | None = None
+    bound = 0
     for family, kind, proto, _name, address in infos:
         with socket.socket(family, kind, proto) as sock:
             if os.name == "posix":
@@ -83,7 +85,13 @@ def _check_tcp(uri: str, host: str, port: int) -> None:
                 sock.bind(address)
                 sock.listen(1)
             except OSError as err:
-                raise StartupError(bind_error_message(uri, host, port, err)) from None
+                if err.errno != errno.EADDRNOTAVAIL:
+                    raise StartupError(bind_error_message(uri, host, port, err)) from None
+                not_here = err  # asyncio skips such an address too (e.g. IPv6 disabled)
+            else:
+                bound += 1
+    if not bound and not_here is not None:
+        raise StartupError(bind_error_message(uri, host, port, not_here))
     _LOGGER.debug("Listen address %s is free", uri)
 
 
