@@ -1,8 +1,9 @@
 """Command line: parse -> validate -> wire the server together, then serve.
 
 Start-up order: parse and check every flag (:func:`validate_args`, the one place flags are
-checked) -> voices (built-in, folder voices, --voices-file) -> model files (check
---model-dir, or download into --data-dir) -> load the engine -> build or load the voice
+checked; it also tries the --uri address, so a taken port fails before the model loads)
+-> voices (built-in, folder voices, --voices-file) -> model files (check --model-dir, or
+download into --data-dir) -> load the engine -> build or load the voice
 anchors and clone prompts -> one warm-up synthesis -> start the worker and the Wyoming
 server -> log "ready". A problem that stops the start is one clear message (exit 2); a bad
 voice that is not the default is logged and skipped.
