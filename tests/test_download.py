@@ -733,3 +733,45 @@ def test_check_model_dir_explains_the_causal_decoder(tmp_path: Path) -> None:
         check_model_dir(tmp_path)
     with pytest.raises(ModelError, match="does not exist"):
         check_model_dir(tmp_path / "nowhere")
+
+
+# --------------------------------------------------------------------------- no network
+
+
+def test_unreachable_hub_fails_fast_with_every_size(
+    setup: HubSetup, tmp_path: Path
+) -> None:
+    """No network: one message with the files and their sizes; no retries, no hub noise."""
+    entries = json.loads(setup.manifest.read_text())
+    for entry in entries["files"]:
+        if entry["repo"] == REPO_GRAPHS:
+            entry["approx_size"] = 2_500_000  # what the packaged manifest gives for onnx-community
+    setup.manifest.write_text(json.dumps(entries))
+    server = _server(setup, tmp_path / "data", tmp_path, HF_ENDPOINT=f"http://127.0.0.1:{free_port()}")
+    assert server.wait_exit(timeout=120) == 2
+    log = server.log
+    lines = log.splitlines()
+    assert "Traceback" not in log
+    assert sum("Could not download" in line for line in lines) == 1, log
+    assert "cannot reach http://127.0.0.1:" in log and "tried 2 times" in log
+    assert "Retrying" not in log and "huggingface_hub:" not in log, log
+    assert f"{REPO_GRAPHS} revision {REV_B}, path audio_heads_decoder.onnx, about 2.5 MB)" in log
+    assert "(about " in log and " in all)" in log
+    assert setup.hub.requests == []  # nothing reached the (working) hub
+
+
+def test_hub_warnings_are_printed_once(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from wyoming_omnivoice.server.hub_access import quiet_hub_logs
+
+    hub_logger = logging.getLogger("huggingface_hub.utils._http")
+    with caplog.at_level(logging.WARNING), quiet_hub_logs():
+        for wait in (1, 2, 4, 8, 8):
+            hub_logger.warning("'[Errno 111] Connection refused' thrown while requesting HEAD x")
+            hub_logger.warning(f"Retrying in {wait}s [Retry {wait}/5].")
+    assert caplog.messages == [
+        "huggingface_hub: '[Errno 111] Connection refused' thrown while requesting HEAD x",
+        "huggingface_hub: Retrying in 1s [Retry 1/5].",
+    ]
+    assert all(record.name == "wyoming_omnivoice.server.download" for record in caplog.records)

@@ -1,19 +1,35 @@
-"""Try the engine from a shell: ``python -m wyoming_omnivoice.synthesize --text ... -o out.wav``."""
+"""Try a voice from a shell: ``python -m wyoming_omnivoice.synthesize --text ... -o out.wav``.
+
+The voice comes from the same catalogue as the server (``--voice NAME``: built-in presets,
+``--voices-file``, the voice folders under ``<data-dir>/voices``; ``--list-voices`` prints
+them) and is spoken as the server speaks it: a designed voice with its cached anchor, a
+cloned voice with its cached clone prompt, the voice's language, speed and text
+normalisation. ``--ref-audio FILE --ref-text TEXT`` clones a recording; ``--instruct``
+designs a voice on the spot. The output path is checked before the model loads.
+
+Exit codes: 0 written, 2 a bad flag, file or voice (one ``error:`` line), 1 synthesis failed.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 import wave
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .engine.core import Engine
+from .engine.core import Engine, SynthesisRequest
 from .engine.decoder import DecodeOptions
 from .engine.model_files import ModelError
+from .server.errors import StartupError, one_line
+
+if TYPE_CHECKING:
+    from .server.voices import VoicePreset
 
 
 def write_wav(path: Path, audio: np.ndarray, sample_rate: int) -> None:
@@ -27,22 +43,36 @@ def write_wav(path: Path, audio: np.ndarray, sample_rate: int) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .server.cli import default_data_dir
+
     parser = argparse.ArgumentParser(
         prog="python -m wyoming_omnivoice.synthesize",
         description="Synthesize one text with OmniVoice on onnxruntime and write a WAV file.",
     )
-    parser.add_argument("--model-dir", required=True, type=Path, help="model directory")
-    parser.add_argument("--text", required=True, help="text to speak")
-    parser.add_argument("--output", "-o", required=True, type=Path, help="WAV file to write")
+    parser.add_argument("--text", help="text to speak")
+    parser.add_argument("--output", "-o", type=Path, help="WAV file to write")
+    parser.add_argument("--voice", help="a voice of the server's catalogue (see --list-voices)")
+    parser.add_argument("--list-voices", action="store_true",
+                        help="print the voices (name, languages, description) and exit")
+    parser.add_argument("--voices-file", type=Path, help="YAML file with your own presets")
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir(),
+                        help="the server's data dir: voice folders, anchors, downloaded model "
+                             "(default: %(default)s)")
+    parser.add_argument("--model-dir", type=Path,
+                        help="model folder (default: the model downloaded into --data-dir)")
     parser.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
     parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16"])
     parser.add_argument("--language", help="language id or name (e.g. en, English, zh)")
     parser.add_argument("--instruct",
                         help="voice design, e.g. 'female, young adult, british accent'")
+    parser.add_argument("--ref-audio", type=Path, help="recording to clone (WAV, FLAC, OGG)")
     parser.add_argument("--ref-codes", type=Path, help=".npy file of reference codes [8, T]")
-    parser.add_argument("--ref-text", help="transcript of the reference codes")
+    parser.add_argument("--ref-text", help="transcript of --ref-audio or --ref-codes")
     parser.add_argument("--speed", type=float, help="speaking speed factor (1.0 = normal)")
     parser.add_argument("--duration", type=float, help="fixed output duration in seconds")
+    parser.add_argument("--normalize-text", action=argparse.BooleanOptionalAction,
+                        default=True, help="read numbers, dates and units as words, as the "
+                                           "server does (default: on)")
     parser.add_argument("--num-steps", type=int, default=32)
     parser.add_argument("--guidance-scale", type=float, default=2.0)
     parser.add_argument("--seed", type=int, help="random seed (default: random)")
@@ -50,30 +80,124 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_args(args: argparse.Namespace) -> None:
+    """Every flag checked before the model loads; StartupError naming the fix."""
+    if args.text is None or args.output is None:
+        raise StartupError("--text and --output are needed (or --list-voices)")
+    check_output_path(args.output)
+    sources = [flag for flag, value in (("--voice", args.voice), ("--ref-audio", args.ref_audio),
+                                        ("--ref-codes", args.ref_codes)) if value is not None]
+    if len(sources) > 1:
+        raise StartupError(f"{' and '.join(sources)}: pick one voice source")
+    if args.voice is not None and args.instruct is not None:
+        raise StartupError("--voice and --instruct: a preset has its own design; pass one")
+    for flag, path in (("--ref-audio", args.ref_audio), ("--ref-codes", args.ref_codes),
+                       ("--voices-file", args.voices_file), ("--model-dir", args.model_dir)):
+        if path is not None and not path.exists():
+            raise StartupError(f"{flag} {path}: no such file or folder")
+    if (args.ref_audio or args.ref_codes) is not None and not (args.ref_text or "").strip():
+        raise StartupError("--ref-text: give the words spoken in the reference recording")
+
+
+def check_output_path(path: Path) -> None:
+    """The WAV can be written: its folder exists and is writable, it is not a folder."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise StartupError(f"--output {path} is a folder; give a file name, e.g. {path}/out.wav")
+    if not folder.is_dir():
+        raise StartupError(f"--output {path}: the folder {folder} does not exist; create it "
+                           f"(mkdir -p {folder}) or write elsewhere")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists()
+                                                     and not os.access(path, os.W_OK)):
+        raise StartupError(f"--output {path}: not writable by this user; write elsewhere")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    if args.list_voices:
+        from .server.voice_listing import list_voices
+
+        return list_voices(args.data_dir, args.voices_file)
     try:
-        engine = Engine.load(args.model_dir, device=args.device, precision=args.precision)
-        ref_codes = np.load(args.ref_codes) if args.ref_codes else None
+        check_args(args)
+        preset = None
+        if args.voice is not None:
+            from .server.startup import gather_voices
+
+            catalog, problems, _folders = gather_voices(args.data_dir, args.voices_file)
+            preset = catalog.get(args.voice)
+            if preset is None:
+                own = [p.message for p in problems if p.name == args.voice]
+                raise StartupError(f"--voice {args.voice!r}: " + (
+                    one_line(own[0]) if own else
+                    f"not a known voice; available: {', '.join(catalog.names)}"))
+        engine = _load_engine(args, cloning=args.ref_audio is not None
+                              or (preset is not None and preset.is_cloned))
         options = DecodeOptions(num_step=args.num_steps, guidance_scale=args.guidance_scale)
+        request = _build_request(args, engine, preset, options)
         started = time.perf_counter()
-        num_frames = None if args.duration is None else max(1, int(args.duration * 25))
-        audio = engine.synthesize(
-            args.text, language=args.language, instruct=args.instruct,
-            ref_text=args.ref_text, ref_codes=ref_codes, speed=args.speed,
-            num_frames=num_frames, options=options, seed=args.seed,
-        )
+        audio = engine.synthesize_batch([request], options=options)[0]
         elapsed = time.perf_counter() - started
-    except (ModelError, ValueError, OSError) as err:
+        write_wav(args.output, audio, engine.sample_rate)
+    except StartupError as err:
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except (ModelError, ValueError, OSError) as err:
+        print(f"error: {one_line(str(err))}", file=sys.stderr)
         return 1
-    write_wav(args.output, audio, engine.sample_rate)
     seconds = len(audio) / engine.sample_rate
     print(f"wrote {args.output}: {seconds:.2f} s of audio in {elapsed:.2f} s "
           f"(RTF {elapsed / max(seconds, 1e-9):.3f}) on {engine.device}")
     return 0
+
+
+def _load_engine(args: argparse.Namespace, *, cloning: bool) -> Engine:
+    from .server import startup
+
+    if args.model_dir is None:
+        args.manifest = None
+        args.data_dir.mkdir(parents=True, exist_ok=True)
+    model_dir = startup.resolve_model_dir(args, include_cloning=cloning)
+    return startup.load_engine(model_dir, args.device, args.precision)
+
+
+def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset | None,
+                   options: DecodeOptions) -> SynthesisRequest:
+    """The request: a catalogue voice as the server builds it, or the flags as given."""
+    from dataclasses import replace
+
+    num_frames = None if args.duration is None else max(1, int(args.duration * 25))
+    if preset is not None:
+        from .server.request_builder import make_request_factory
+        from .server.voice_assets import prepare_voices
+        from .server.voices import VoiceCatalog
+
+        # The server's own preparation: the same anchor cache (same key) and clone prompts.
+        _served, assets = prepare_voices(engine, VoiceCatalog([preset]), preset.name,
+                                         args.data_dir, options, batch_size=1)
+        request = make_request_factory(assets, args.normalize_text)(preset, args.text)
+        return replace(request, num_frames=num_frames, seed=args.seed,
+                       speed=args.speed if args.speed is not None else request.speed,
+                       language=args.language or request.language)
+    ref_codes = ref_rms = None
+    ref_text = args.ref_text
+    if args.ref_audio is not None:
+        from .server import cloned_voices
+        from .server.voice_assets import CLONE_PROMPT_CACHE
+
+        spec = cloned_voices.ClonedVoiceSpec(name="synthesize-ref", audio_path=args.ref_audio,
+                                             transcript=args.ref_text)
+        prompt = cloned_voices.load_clone_prompt(engine, spec,
+                                                 args.data_dir / CLONE_PROMPT_CACHE)
+        ref_codes, ref_text, ref_rms = prompt.codes, prompt.text, prompt.rms
+    elif args.ref_codes is not None:
+        ref_codes = np.load(args.ref_codes)
+    return SynthesisRequest(text=args.text, language=args.language, instruct=args.instruct,
+                            ref_text=ref_text, ref_codes=ref_codes, ref_rms=ref_rms,
+                            speed=args.speed, num_frames=num_frames, seed=args.seed)
 
 
 if __name__ == "__main__":

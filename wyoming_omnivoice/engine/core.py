@@ -192,7 +192,7 @@ class Engine:
         done = 0
         for size in batch_sizes:
             done += self.decoder.warm_up(prompt, tuple(lengths), rows=size)
-        _LOGGER.info("Warm-up: %d forward shapes ready", done)
+        _LOGGER.info("Warm-up: %d forward shape%s ready", done, "" if done == 1 else "s")
         return done
 
     @property

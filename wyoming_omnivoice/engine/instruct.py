@@ -123,22 +123,31 @@ def vocabulary() -> dict[str, dict[str, list[str]]]:
     return {cat.name: {"en": list(cat.english), "zh": list(cat.chinese)} for cat in CATEGORIES}
 
 
+class UnknownInstructItems(ValueError):
+    """Instruct items outside the vocabulary; ``items`` holds (as written, normalised,
+    closest valid item or None) for each, the message says it in one line."""
+
+    def __init__(self, message: str, items: list[tuple[str, str, str | None]]) -> None:
+        super().__init__(message)
+        self.items = items
+
+
 def _unknown_items_error(instruct: str, unknown: list[tuple[str, str]]) -> ValueError:
-    lines = []
+    items: list[tuple[str, str, str | None]] = []
+    parts = []
     for raw, item in unknown:
         close = difflib.get_close_matches(item, ALL_ITEMS, n=1, cutoff=0.6)
-        hint = f"unsupported; did you mean '{close[0]}'?" if close else "unsupported"
-        lines.append(f"  '{raw}' -> '{item}' ({hint})")
-    return ValueError(
-        f"Unsupported instruct items found in {instruct}:\n"
-        + "\n".join(lines)
-        + "\n\nValid English items: "
-        + ", ".join(VALID_ENGLISH)
-        + "\nValid Chinese items: "
-        + "，".join(VALID_CHINESE)
-        + "\n\nTip: use only English or only Chinese items, at most one per category "
-        "(gender, age, pitch, style, accent, dialect), e.g. 'male, indian accent' or "
-        "'男，河南话'."
+        suggestion = close[0] if close else None
+        items.append((raw, item, suggestion))
+        parts.append(f"'{raw}'" + (f" (did you mean '{suggestion}'?)" if suggestion else ""))
+    noun = "item" if len(parts) == 1 else "items"
+    return UnknownInstructItems(
+        f"Unsupported instruct {noun} {', '.join(parts)} in {instruct!r}. "
+        f"Valid English items: {', '.join(VALID_ENGLISH)}. "
+        f"Valid Chinese items: {'，'.join(VALID_CHINESE)}. "
+        "Use only English or only Chinese items, at most one per category (gender, age, "
+        "pitch, style, accent, dialect), e.g. 'male, indian accent' or '男，河南话'.",
+        items,
     )
 
 

@@ -88,9 +88,10 @@ def choose_providers(device: str, *, allow_tf32: bool = False) -> ProviderChoice
         if device == "cuda":
             raise ModelError(
                 "device 'cuda' was requested but this onnxruntime has no CUDA provider "
-                f"(available: {', '.join(available)}). Install onnxruntime-gpu "
-                "(pip install 'wyoming-omnivoice[gpu]') and make sure the CUDA 13 and cuDNN 9 "
-                "libraries are found, or use --device cpu."
+                f"(available: {', '.join(available)}). On an NVIDIA host, swap onnxruntime for "
+                "onnxruntime-gpu (in a clone: pip uninstall -y onnxruntime && pip install -e "
+                "'.[gpu]') and make sure the CUDA 13 and cuDNN 9 libraries are found, or use "
+                "--device cpu."
             )
         return ProviderChoice("cpu", (CPU_PROVIDER,))
     return ProviderChoice(

@@ -1,8 +1,9 @@
 """Command line: parse -> validate -> wire the server together, then serve.
 
 Start-up order: parse and check every flag (:func:`validate_args`, the one place flags are
-checked) -> voices (built-in, folder voices, --voices-file) -> model files (check
---model-dir, or download into --data-dir) -> load the engine -> build or load the voice
+checked; it also tries the --uri address, so a taken port fails before the model loads)
+-> voices (built-in, folder voices, --voices-file) -> model files (check --model-dir, or
+download into --data-dir) -> load the engine -> build or load the voice
 anchors and clone prompts -> one warm-up synthesis -> start the worker and the Wyoming
 server -> log "ready". A problem that stops the start is one clear message (exit 2); a bad
 voice that is not the default is logged and skipped.
@@ -24,11 +25,14 @@ from wyoming_omnivoice import __version__
 from . import startup
 from .connection import ConnectionLimits
 from .context import LiveState, RequestSlots, ServerContext, ServerPolicy, ServerSettings
+from .data_dir import prepare_data_dir
 from .errors import StartupError
+from .listen_address import check_listen_address, zeroconf_loopback_warning
 from .request_builder import make_request_factory
 from .request_input import add_first_clause_argument
 from .serve import serve
 from .voice_assets import WorkerEncoder, folder_voice_watcher, prepare_voices
+from .voice_listing import add_list_voices_argument, list_voices
 from .voice_watch import NewVoice
 from .warmup import warm_up
 from .worker import InferenceWorker
@@ -53,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="tcp://HOST:PORT, unix://PATH or stdio:// (default: %(default)s)")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="folder for the downloaded model, voice anchors, cloned voices "
-                             "and caches (default: $XDG_DATA_HOME/wyoming-omnivoice)")
+                             "and caches (default: $XDG_DATA_HOME/wyoming-omnivoice, i.e. "
+                             "~/.local/share/wyoming-omnivoice when XDG_DATA_HOME is unset)")
     parser.add_argument("--model-dir", type=Path, default=None,
                         help="use this pre-downloaded model folder as is (no download)")
     parser.add_argument("--manifest", type=Path, default=None,
@@ -117,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="NAME",
                         help="announce the server over mDNS for Home Assistant discovery "
                              "(needs a tcp:// URI; NAME defaults to 'omnivoice')")
+    add_list_voices_argument(parser)
     parser.add_argument("--debug", action="store_true", help="log DEBUG messages")
     parser.add_argument("--log-format", default=logging.BASIC_FORMAT,
                         help="Python logging format (default: %(default)s)")
@@ -172,14 +178,10 @@ def validate_args(args: argparse.Namespace) -> None:
         raise StartupError(f"--model-dir {args.model_dir}: no such folder")
     if args.manifest is not None and not args.manifest.is_file():
         raise StartupError(f"--manifest {args.manifest}: no such file")
-    data_dir = args.data_dir or default_data_dir()
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise StartupError(f"--data-dir {data_dir}: cannot create it ({err})") from None
-    if not os.access(data_dir, os.W_OK):
-        raise StartupError(f"--data-dir {data_dir}: not writable")
-    args.data_dir = data_dir
+    args.data_dir = prepare_data_dir(args.data_dir or default_data_dir())
+    check_listen_address(args.uri)  # before the model loads: a taken port fails in seconds
+    if args.zeroconf is not None and (warning := zeroconf_loopback_warning(args.uri)):
+        _LOGGER.warning("%s", warning)
 
 
 # --------------------------------------------------------------------------- wiring
@@ -260,6 +262,8 @@ def run(argv: Sequence[str] | None = None) -> None:
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format=args.log_format)
     _LOGGER.debug("Arguments: %s", args)
+    if args.list_voices:  # no model, no server: the catalogue a start would serve
+        sys.exit(list_voices(args.data_dir or default_data_dir(), args.voices_file, args.voice))
     try:
         code = start(args)
     except StartupError as err:

@@ -33,7 +33,8 @@ from wyoming_omnivoice.engine.model_files import (
     layout_problems,
 )
 
-from .download_help import describe_files, download_commands, human_size
+from .download_help import describe_files, download_commands
+from .hub_access import quiet_hub_logs, unreachable_reason
 from .manifest import ManifestError, ManifestFile, load_manifest
 from .verification import VERIFIED_SIDECAR, VerifiedRecord, check_download, file_is_valid
 
@@ -79,24 +80,31 @@ def ensure_model(
                 "machine with network access and copy them into that folder:\n"
                 + download_commands(todo, model_dir)
             )
-    for index, entry in enumerate(todo):
-        try:
-            _fetch(entry, model_dir, models_root, record)
-        except ModelError:
-            raise
-        except Exception as err:  # network, HTTP and disk errors from huggingface_hub
-            remaining = todo[index:]
-            raise ModelError(
-                f"Could not download {entry.path} from {entry.repo} at revision "
-                f"{entry.revision}: {err}\nStill missing from {model_dir}:\n"
-                f"{describe_files(remaining)}\nCheck the network (or HF_ENDPOINT / proxy "
-                "settings) and start again, or fetch the files yourself:\n"
-                + download_commands(remaining, model_dir)
-            ) from err
+    if todo and (reason := unreachable_reason(_hub_url(), todo[0].repo, todo[0].revision,
+                                              todo[0].path)):
+        raise _download_failed(todo[0], reason, todo, model_dir)  # fast: no back-off retries
+    with quiet_hub_logs():
+        for index, entry in enumerate(todo):
+            try:
+                _fetch(entry, model_dir, models_root, record)
+            except ModelError:
+                raise
+            except Exception as err:  # network, HTTP and disk errors from huggingface_hub
+                raise _download_failed(entry, str(err), todo[index:], model_dir) from err
     check_model_dir(model_dir, include_cloning=include_cloning)
     if todo:
         _LOGGER.info("Model ready in %s", model_dir)
     return model_dir
+
+
+def _download_failed(entry: ManifestFile, cause: str, remaining: list[ManifestFile],
+                     model_dir: Path) -> ModelError:
+    return ModelError(
+        f"Could not download {entry.path} from {entry.repo} at revision {entry.revision}: "
+        f"{cause}\nStill missing from {model_dir}:\n{describe_files(remaining)}\n"
+        "Check the network (or HF_ENDPOINT / proxy settings) and start again, or fetch the "
+        "files yourself:\n" + download_commands(remaining, model_dir)
+    )
 
 
 # --------------------------------------------------------------------------- fetching
@@ -115,6 +123,12 @@ def _offline() -> bool:
 def _endpoint() -> str | None:
     value = os.environ.get("HF_ENDPOINT", "").strip()
     return value.rstrip("/") or None
+
+
+def _hub_url() -> str:
+    from huggingface_hub import constants
+
+    return _endpoint() or str(constants.ENDPOINT)
 
 
 def _staging_dir(models_root: Path, entry: ManifestFile) -> Path:
@@ -140,7 +154,7 @@ def _fetch(entry: ManifestFile, model_dir: Path, models_root: Path,
 
     stage = _staging_dir(models_root, entry)
     stage.mkdir(parents=True, exist_ok=True)
-    size_text = f" ({human_size(entry.size)})" if entry.size else ""
+    size_text = f" ({entry.size_text})" if entry.size_text else ""
     _LOGGER.info("Downloading %s%s from %s", entry.local_name, size_text, entry.label)
     problem = ""
     for attempt in (1, 2):

@@ -12,14 +12,20 @@ if TYPE_CHECKING:
 
 
 def describe_files(entries: Iterable[ManifestFile]) -> str:
-    """One line per file: local name, repository, revision, path and size."""
+    """One line per file: local name, repository, revision, path and size; then the total."""
     lines = []
+    total = 0
+    exact = True
     for entry in entries:
-        size = f", {human_size(entry.size)}" if entry.size else ""
+        size = f", {entry.size_text}" if entry.size_text else ""
+        total += entry.size or entry.approx_size or 0
+        exact = exact and bool(entry.size)
         lines.append(
             f"  - {entry.local_name}  ({entry.repo} revision {entry.revision}, "
             f"path {entry.path}{size})"
         )
+    if len(lines) > 1 and total:
+        lines.append(f"  ({'' if exact else 'about '}{human_size(total)} in all)")
     return "\n".join(lines)
 
 

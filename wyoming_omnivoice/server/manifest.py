@@ -19,6 +19,8 @@ from typing import Any
 
 from wyoming_omnivoice.engine.model_files import ModelError
 
+from .download_help import human_size
+
 _LOGGER = logging.getLogger(__name__)
 
 GROUP_CORE = "core"
@@ -46,6 +48,15 @@ class ManifestFile:
     size: int | None = None
     sha256: str | None = None
     role: str = ""
+    #: A rounded size for messages when ``size`` is unknown (never used to check a file).
+    approx_size: int | None = None
+
+    @property
+    def size_text(self) -> str:
+        """The exact size, else "about" the rounded one, else empty."""
+        if self.size:
+            return human_size(self.size)
+        return f"about {human_size(self.approx_size)}" if self.approx_size else ""
 
     @property
     def label(self) -> str:
@@ -113,6 +124,7 @@ def parse_manifest(raw: Any, *, source: str = "<manifest>") -> Manifest:
             raise fail(f"{where} must be an object")
         unknown = set(item) - {
             "repo", "revision", "path", "local_name", "group", "size", "sha256", "role",
+            "approx_size",
         }
         if unknown:
             raise fail(f"{where} has unknown keys {sorted(unknown)}")
@@ -142,6 +154,10 @@ def parse_manifest(raw: Any, *, source: str = "<manifest>") -> Manifest:
         size = item.get("size")
         if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
             raise fail(f"{where}.size must be a non-negative integer or null")
+        approx = item.get("approx_size")
+        if approx is not None and (isinstance(approx, bool) or not isinstance(approx, int)
+                                   or approx < 0):
+            raise fail(f"{where}.approx_size must be a non-negative integer or null")
         sha256 = item.get("sha256")
         if sha256 is not None:
             if not isinstance(sha256, str) or not SHA256_RE.match(sha256.lower()):
@@ -153,7 +169,7 @@ def parse_manifest(raw: Any, *, source: str = "<manifest>") -> Manifest:
         files.append(
             ManifestFile(
                 repo=repo, revision=revision, path=file_path, local_name=local_name,
-                group=group, size=size, sha256=sha256, role=role,
+                group=group, size=size, sha256=sha256, role=role, approx_size=approx,
             )
         )
     return Manifest(source=source, model_dir=model_dir, files=tuple(files))

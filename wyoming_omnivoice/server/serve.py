@@ -21,6 +21,7 @@ from wyoming.server import AsyncServer, AsyncStdioServer
 from .context import ServerContext
 from .errors import StartupError
 from .handler import OmniVoiceEventHandler
+from .listen_address import listen_error_message
 from .worker import InferenceWorker
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
@@ -70,7 +71,10 @@ async def serve(args: argparse.Namespace, context: ServerContext,
         await server.run(factory)
         return exit_code
 
-    await server.start(factory)
+    try:
+        await server.start(factory)
+    except OSError as err:  # taken since the check before the model loaded
+        raise StartupError(listen_error_message(args.uri, err)) from None
     if args.zeroconf is not None:
         await _start_zeroconf(args)
     signals = 0

@@ -34,22 +34,32 @@ def load_catalog(args: argparse.Namespace) -> tuple[VoiceCatalog, set[str]]:
     Returns the catalog and the names of the voice folders that were skipped (each logged
     once). StartupError when the default voice (--voice) is missing or broken.
     """
-    folder_problems: dict[Path, str] = {}
-    extra: list[VoicePreset] = []
-    for spec in cloned_voices.discover_cloned_voices(args.data_dir, problems=folder_problems):
-        try:
-            extra.append(preset_from_spec(spec))
-        except ValueError as err:
-            folder_problems[Path(spec.audio_path).parent] = str(err)
-    problems = [VoiceProblem(f"voice folder {folder}: {message}", folder.name)
-                for folder, message in sorted(folder_problems.items())]
-    catalog = build_catalog(args.voices_file, extra=extra, problems=problems)
+    catalog, problems, folder_problems = gather_voices(args.data_dir, args.voices_file)
     for problem in problems:
         if problem.name != args.voice:  # the default's own problem is the start-up error
             _LOGGER.error("Voice skipped: %s", one_line(problem.message))
     if args.voice not in catalog:
         raise StartupError(_default_voice_problem(args.voice, catalog, problems))
     return catalog, {folder.name for folder in folder_problems}
+
+
+def gather_voices(data_dir: Path, voices_file: Path | None
+                  ) -> tuple[VoiceCatalog, list[VoiceProblem], dict[Path, str]]:
+    """The catalog the server serves (before anchors): built-in presets, the voice folders
+    under <data-dir>/voices, then --voices-file; with every problem found, unlogged (also
+    the voice folders' problems by folder). The server, ``--list-voices`` and the
+    synthesize CLI all read voices through here."""
+    folder_problems: dict[Path, str] = {}
+    extra: list[VoicePreset] = []
+    for spec in cloned_voices.discover_cloned_voices(data_dir, problems=folder_problems):
+        try:
+            extra.append(preset_from_spec(spec))
+        except ValueError as err:
+            folder_problems[Path(spec.audio_path).parent] = str(err)
+    problems = [VoiceProblem(f"voice folder {folder}: {message}", folder.name)
+                for folder, message in sorted(folder_problems.items())]
+    catalog = build_catalog(voices_file, extra=extra, problems=problems)
+    return catalog, problems, folder_problems
 
 
 def _default_voice_problem(voice: str, catalog: VoiceCatalog,
