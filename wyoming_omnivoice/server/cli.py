@@ -24,7 +24,9 @@ from wyoming_omnivoice import __version__
 from . import startup
 from .connection import ConnectionLimits
 from .context import LiveState, RequestSlots, ServerContext, ServerPolicy, ServerSettings
+from .determinism import deterministic_requests
 from .errors import StartupError
+from .metrics import add_metrics_arguments, start_metrics, validate_metrics_args
 from .request_builder import make_request_factory
 from .serve import serve
 from .voice_assets import WorkerEncoder, folder_voice_watcher, prepare_voices
@@ -119,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-format", default=logging.BASIC_FORMAT,
                         help="Python logging format (default: %(default)s)")
     parser.add_argument("--version", action="version", version=__version__)
+    add_metrics_arguments(parser)
     return parser
 
 
@@ -170,6 +173,7 @@ def validate_args(args: argparse.Namespace) -> None:
         raise StartupError(f"--model-dir {args.model_dir}: no such folder")
     if args.manifest is not None and not args.manifest.is_file():
         raise StartupError(f"--manifest {args.manifest}: no such file")
+    validate_metrics_args(args)
     data_dir = args.data_dir or default_data_dir()
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -191,12 +195,16 @@ def start(args: argparse.Namespace) -> int:
     catalog, failed_folders = startup.load_catalog(args)
     include_cloning = any(preset.is_cloned for preset in catalog)
     model_dir = startup.resolve_model_dir(args, include_cloning)
+    if args.download_only:
+        _LOGGER.info("Model ready in %s (--download-only: not serving)", model_dir)
+        return 0
     engine = startup.load_engine(model_dir, args.device, args.precision)
     options = DecodeOptions(num_step=args.num_steps, guidance_scale=args.guidance_scale)
     served, assets = prepare_voices(engine, catalog, args.voice, args.data_dir, options,
                                     batch_size=args.max_batch_size)
     failed_folders |= set(catalog.names) - set(served.names)
-    make_request = make_request_factory(assets, args.normalize_text)
+    make_request = deterministic_requests(make_request_factory(assets, args.normalize_text),
+                                          args.deterministic)
     default = served.route(args.voice).preset
     warm_up(engine, served, default, make_request, options, max_batch=args.max_batch_size)
     _LOGGER.info("Model loaded on %s and warmed up", engine.device.upper())
@@ -226,6 +234,7 @@ def start(args: argparse.Namespace) -> int:
                                     idle_timeout=args.idle_timeout,
                                     max_connections=args.max_connections)),
         state=state,
+        metrics=start_metrics(args, engine, state, worker),
         policy=ServerPolicy(make_request=make_request,
                             on_describe=lambda: watcher.poll(set(state.catalog.names))),
         worker=worker,
