@@ -71,8 +71,10 @@ def test_server_flags_probes_and_drain(overlay: str) -> None:
     assert args.uri == "tcp://0.0.0.0:10200"
     assert args.device == ("cuda" if overlay == "gpu" else "cpu")
     assert args.deterministic
-    # SIGTERM drains for --shutdown-timeout, then closes: the kubelet must wait longer
-    assert pod["terminationGracePeriodSeconds"] > args.shutdown_timeout + 5
+    # preStop pause, then SIGTERM drains for --shutdown-timeout and closes: the kubelet
+    # must wait longer than both before SIGKILL
+    pause = server["lifecycle"]["preStop"]["sleep"]["seconds"]
+    assert pod["terminationGracePeriodSeconds"] > pause + args.shutdown_timeout + 5
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         command = server[probe]["exec"]["command"]
         assert command[:3] == HEALTH_CHECK, probe
