@@ -20,9 +20,12 @@ from conftest import (
     synthesize,
 )
 from prometheus_client.parser import text_string_to_metric_families
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.error import Error
+from wyoming.tts import Synthesize, SynthesizeStart, SynthesizeStop, SynthesizeStopped
 
 from wyoming_omnivoice.server.errors import StartupError
-from wyoming_omnivoice.server.metrics import parse_metrics_uri
+from wyoming_omnivoice.server.metrics import Gauges, ServerMetrics, parse_metrics_uri
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -119,3 +122,67 @@ async def test_deterministic_replicas_give_identical_audio(server_factory,
     again = pcm_bytes(await synthesize(servers[0].uri, text))
     assert first[0]
     assert first[0] == first[1] == again
+
+
+class FakeConnection:
+    """Stands for a handler (the metrics key their state by the connection object)."""
+
+
+def make_metrics() -> ServerMetrics:
+    return ServerMetrics(24000, Gauges(in_flight=lambda: 0, queued=lambda: 0,
+                                       connections=lambda: 0),
+                         device="cpu", precision="fp32", fingerprint="f", version="v",
+                         num_steps=32)
+
+
+def count(metrics: ServerMetrics, outcome: str, code: str = "") -> float:
+    got = metrics.registry.get_sample_value("omnivoice_requests_total",
+                                            {"outcome": outcome, "code": code})
+    return got or 0.0
+
+
+def test_request_outcomes_follow_the_events_of_each_connection() -> None:
+    """One-shot, a stream of two sentences (one request), a refusal, a client that left."""
+    metrics = make_metrics()
+    chunk = AudioChunk(rate=24000, width=2, channels=1, audio=b"\0\0" * 2400).event()
+    one_shot, stream, gone = FakeConnection(), FakeConnection(), FakeConnection()
+    metrics.received(one_shot, Synthesize(text="Hi.").event())
+    for event in (AudioStart(rate=24000, width=2, channels=1).event(), chunk,
+                  AudioStop().event()):
+        metrics.sent(one_shot, event)
+    metrics.received(stream, SynthesizeStart().event())
+    metrics.received(stream, Synthesize(text="compat copy, not a request").event())
+    metrics.received(stream, SynthesizeStop().event())
+    for _ in range(2):  # one audio cycle per sentence; the stream ends with stopped
+        for event in (AudioStart(rate=24000, width=2, channels=1).event(), chunk,
+                      AudioStop().event()):
+            metrics.sent(stream, event)
+    assert count(metrics, "ok") == 1
+    metrics.sent(stream, SynthesizeStopped().event())
+    assert count(metrics, "ok") == 2
+    metrics.received(one_shot, Synthesize(text="x").event())
+    metrics.sent(one_shot, Error(text="busy", code="busy").event())
+    metrics.sent(one_shot, AudioStart(rate=24000, width=2, channels=1).event())
+    metrics.sent(one_shot, AudioStop().event())
+    metrics.received(gone, Synthesize(text="Bye.").event())
+    metrics.closed(gone)
+    assert count(metrics, "error", "busy") == 1
+    assert count(metrics, "disconnected") == 1
+    assert metrics.registry.get_sample_value("omnivoice_first_audio_seconds_count") == 2
+    assert metrics.registry.get_sample_value("omnivoice_audio_seconds_total") == \
+        pytest.approx(0.3)
+
+
+def test_a_failing_metrics_hook_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    metrics = make_metrics()
+
+    def broken(*_args: object) -> None:
+        raise RuntimeError("metrics bug")
+
+    monkeypatch.setattr(metrics.batch_size, "observe", broken)
+    metrics.batch_done(2, 0.5, [24000, 12000])  # logged, not raised
+    monkeypatch.setattr(metrics.audio, "inc", broken)
+    connection = FakeConnection()
+    metrics.received(connection, Synthesize(text="x").event())
+    assert metrics.registry.get_sample_value("omnivoice_batch_size_count") == 0
+    metrics.sent(connection, AudioChunk(rate=24000, width=2, channels=1, audio=b"\0\0").event())

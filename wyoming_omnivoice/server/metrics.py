@@ -23,13 +23,14 @@ What is measured, and where it comes from (the server's hooks are one line each)
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec
 from urllib.parse import urlparse
 
 from .errors import StartupError
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from .worker import InferenceWorker
 
 _LOGGER = logging.getLogger(__name__)
+P = ParamSpec("P")
 
 PREFIX = "omnivoice"
 #: Seconds buckets that fit a voice assistant: 50 ms (a short reply on a GPU) to 30 s.
@@ -132,6 +134,18 @@ class NoMetrics:
         """The worker decoded a batch of ``size`` in ``seconds``; samples per item."""
 
 
+def _never_raises(hook: Callable[P, None]) -> Callable[P, None]:
+    """A metrics bug must never cost a request, a connection or the worker thread."""
+    @functools.wraps(hook)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            hook(*args, **kwargs)
+        except Exception:
+            _LOGGER.exception("Metrics hook %s failed", hook.__name__)
+
+    return guarded
+
+
 class ServerMetrics(NoMetrics):
     """The server's metrics on their own registry."""
 
@@ -201,6 +215,7 @@ class ServerMetrics(NoMetrics):
             track = self._tracks[connection] = _ConnectionTrack()
         return track
 
+    @_never_raises
     def received(self, connection: object, event: Event) -> None:
         track = self._track(connection)
         if event.type == "synthesize-start":
@@ -213,6 +228,7 @@ class ServerMetrics(NoMetrics):
         elif event.type == "synthesize" and not track.in_stream:
             track.pending.append(_Pending(time.monotonic(), stream=False))
 
+    @_never_raises
     def sent(self, connection: object, event: Event) -> None:
         track = self._track(connection)
         head = track.pending[0] if track.pending else None
@@ -232,6 +248,7 @@ class ServerMetrics(NoMetrics):
             track.pending.popleft()
             self.requests.labels(ERROR if head.code else OK, head.code or "").inc()
 
+    @_never_raises
     def closed(self, connection: object) -> None:
         track = self._tracks.pop(connection, None)
         if track is not None:
@@ -241,6 +258,7 @@ class ServerMetrics(NoMetrics):
 
     # ---- worker hook (worker thread) -------------------------------------------------
 
+    @_never_raises
     def batch_done(self, size: int, seconds: float, samples: Sequence[int]) -> None:
         self.batch_size.observe(size)
         self.decode.observe(seconds)
