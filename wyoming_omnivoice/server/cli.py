@@ -26,8 +26,10 @@ from . import startup
 from .connection import ConnectionLimits
 from .context import LiveState, RequestSlots, ServerContext, ServerPolicy, ServerSettings
 from .data_dir import prepare_data_dir
+from .determinism import deterministic_requests
 from .errors import StartupError
 from .listen_address import check_listen_address, zeroconf_loopback_warning
+from .metrics import add_metrics_arguments, start_metrics, validate_metrics_args
 from .request_builder import make_request_factory
 from .request_input import add_first_clause_argument
 from .serve import serve
@@ -127,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--log-format", default=logging.BASIC_FORMAT,
                         help="Python logging format (default: %(default)s)")
     parser.add_argument("--version", action="version", version=__version__)
+    add_metrics_arguments(parser)
     return parser
 
 
@@ -178,6 +181,7 @@ def validate_args(args: argparse.Namespace) -> None:
         raise StartupError(f"--model-dir {args.model_dir}: no such folder")
     if args.manifest is not None and not args.manifest.is_file():
         raise StartupError(f"--manifest {args.manifest}: no such file")
+    validate_metrics_args(args)
     args.data_dir = prepare_data_dir(args.data_dir or default_data_dir())
     check_listen_address(args.uri)  # before the model loads: a taken port fails in seconds
     if args.zeroconf is not None and (warning := zeroconf_loopback_warning(args.uri)):
@@ -195,12 +199,16 @@ def start(args: argparse.Namespace) -> int:
     catalog, failed_folders = startup.load_catalog(args)
     include_cloning = any(preset.is_cloned for preset in catalog)
     model_dir = startup.resolve_model_dir(args, include_cloning)
+    if args.download_only:
+        _LOGGER.info("Model ready in %s (--download-only: not serving)", model_dir)
+        return 0
     engine = startup.load_engine(model_dir, args.device, args.precision)
     options = DecodeOptions(num_step=args.num_steps, guidance_scale=args.guidance_scale)
     served, assets = prepare_voices(engine, catalog, args.voice, args.data_dir, options,
                                     batch_size=args.max_batch_size)
     failed_folders |= set(catalog.names) - set(served.names)
-    make_request = make_request_factory(assets, args.normalize_text)
+    make_request = deterministic_requests(make_request_factory(assets, args.normalize_text),
+                                          args.deterministic)
     default = served.route(args.voice).preset
     warm_up(engine, served, default, make_request, options, max_batch=args.max_batch_size)
     _LOGGER.info("Model loaded on %s and warmed up", engine.device.upper())
@@ -231,6 +239,7 @@ def start(args: argparse.Namespace) -> int:
                                     idle_timeout=args.idle_timeout,
                                     max_connections=args.max_connections)),
         state=state,
+        metrics=start_metrics(args, engine, state, worker),
         policy=ServerPolicy(make_request=make_request,
                             on_describe=lambda: watcher.poll(set(state.catalog.names))),
         worker=worker,

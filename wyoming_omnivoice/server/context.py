@@ -21,6 +21,7 @@ from wyoming.event import Event
 
 from .connection import ConnectionLimits
 from .info import build_info
+from .metrics import NoMetrics
 from .request_input import TextThread
 from .voices import VoiceCatalog, VoicePreset
 from .worker import InferenceWorker
@@ -133,6 +134,8 @@ class ServerContext:
     state: LiveState
     policy: ServerPolicy
     worker: InferenceWorker
+    #: Prometheus hooks (no-ops without --metrics-uri).
+    metrics: NoMetrics = field(default_factory=NoMetrics)
     _info: tuple[VoiceCatalog, bool, Event] | None = field(default=None, init=False,
                                                           repr=False)
 

@@ -106,12 +106,18 @@ class OmniVoiceEventHandler(Connection):
 
     async def disconnect(self) -> None:
         """The client went away: drop its pending work, keep nothing running for it."""
+        self.ctx.metrics.closed(self)
         self._drop_work()
         self._output.cancel()
 
     # ---- events ----------------------------------------------------------------------
 
+    async def write_event(self, event: Event) -> None:
+        await super().write_event(event)
+        self.ctx.metrics.sent(self, event)
+
     async def handle_event(self, event: Event) -> bool:
+        self.ctx.metrics.received(self, event)
         try:
             problem = check_fields(event)
             if problem is not None:

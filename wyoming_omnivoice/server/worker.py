@@ -117,6 +117,7 @@ class InferenceWorker:
         batch_window_s: float = 0.005,
         in_flight: Callable[[], int] | None = None,
         on_death: Callable[[BaseException], None] | None = None,
+        on_batch: Callable[[int, float, list[int]], None] | None = None,
     ) -> None:
         if max_queued < 1 or max_batch < 1:
             raise ValueError("max_queued and max_batch must be at least 1")
@@ -127,6 +128,8 @@ class InferenceWorker:
         self.batch_window_s = min(max(batch_window_s, 0.0), MAX_WINDOW_S)
         self._in_flight = in_flight or (lambda: 0)
         self.on_death = on_death
+        #: Called after each decoded batch: (size, seconds, samples per item) (metrics).
+        self.on_batch = on_batch
         self._pending: deque[Job] = deque()
         self._calls: deque[_Call] = deque()
         self._running = 0
@@ -172,6 +175,12 @@ class InferenceWorker:
     @property
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive() and self._dead is None
+
+    @property
+    def queued(self) -> int:
+        """Jobs waiting for the worker (not yet decoding)."""
+        with self._cond:
+            return len(self._pending)
 
     @property
     def load(self) -> int:
@@ -327,6 +336,8 @@ class InferenceWorker:
         self.batches += 1
         self.jobs_done += len(batch)
         self.largest_batch = max(self.largest_batch, len(batch))
+        if self.on_batch is not None:
+            self.on_batch(len(batch), elapsed, [len(audio) for audio in audios])
         _LOGGER.debug("Decoded a batch of %d in %.3f s (oldest waited %.3f s)", len(batch),
                       elapsed, started - min(job.submitted_at for job in batch))
         for job, audio in zip(batch, audios, strict=True):
