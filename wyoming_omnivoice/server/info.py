@@ -11,6 +11,9 @@ from .voices import VoiceCatalog, VoicePreset
 PROGRAM_NAME = "omnivoice"
 PROGRAM_DESCRIPTION = "OmniVoice text to speech (k2-fsa) on onnxruntime"
 MODEL_ATTRIBUTION = Attribution(name="k2-fsa", url="https://github.com/k2-fsa/OmniVoice")
+#: Per designed voice: the model's name only; the program's attribution carries the address.
+#: With hundreds of per-language voices, the repeated address alone would add ~13 KB.
+VOICE_ATTRIBUTION = Attribution(name="k2-fsa", url="")
 CLONED_ATTRIBUTION = Attribution(
     name="k2-fsa OmniVoice (voice cloned from a local recording)",
     url="https://github.com/k2-fsa/OmniVoice",
@@ -21,7 +24,7 @@ def voice_info(preset: VoicePreset) -> TtsVoice:
     return TtsVoice(
         name=preset.name,
         description=preset.description,
-        attribution=CLONED_ATTRIBUTION if preset.is_cloned else MODEL_ATTRIBUTION,
+        attribution=CLONED_ATTRIBUTION if preset.is_cloned else VOICE_ATTRIBUTION,
         installed=True,
         version=None,
         languages=preset.advertised_languages(),
@@ -31,6 +34,9 @@ def voice_info(preset: VoicePreset) -> TtsVoice:
 
 def build_info(catalog: VoiceCatalog, *, streaming: bool, healthy: bool = True) -> Info:
     """Info with one installed TTS program; voices in catalog order (stable).
+
+    Home Assistant shows a language's voices sorted by description (see config/voices.yaml
+    for how descriptions make the intended default come first).
 
     ``healthy=False`` (the synthesis worker died) advertises the program as not installed,
     so health checks and Home Assistant see that the service cannot synthesize.

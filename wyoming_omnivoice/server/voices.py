@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from wyoming_omnivoice.engine.languages import advertised_language_code
 
+from .ha_languages import tags_for
+
 if TYPE_CHECKING:
     from .cloned_voices import ClonedVoiceSpec
 
@@ -45,6 +47,10 @@ class VoicePreset:
     reference_audio: Path | None = None
     reference_text: str | None = None
     source: str = BUILTIN_SOURCE
+    #: A preset served once per language as ``<language>-<name>`` (see :mod:`.voice_templates`).
+    per_language: bool = False
+    #: For a voice generated from a per-language preset: that preset's name.
+    template: str | None = None
     #: For cloned voices found by ``cloned_voices.discover_cloned_voices``: their spec.
     clone_spec: ClonedVoiceSpec | None = field(default=None, compare=False, repr=False)
 
@@ -80,12 +86,14 @@ class VoicePreset:
         }
 
     def advertised_languages(self) -> list[str]:
-        """Language codes for Home Assistant (usable ISO codes, order kept, no duplicates)."""
+        """Language tags for Home Assistant, order kept, no duplicates: every tag Home
+        Assistant uses for a language of its Assist list (:mod:`.ha_languages`), else the
+        usable ISO code."""
         codes: list[str] = []
         for language in self.languages:
-            code = advertised_language_code(language) or language
-            if code not in codes:
-                codes.append(code)
+            for code in tags_for(language) or (advertised_language_code(language) or language,):
+                if code not in codes:
+                    codes.append(code)
         return codes
 
 
