@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from wyoming_omnivoice.engine.languages import advertised_language_code
 
-from .ha_languages import tags_for
+from .ha_languages import language_for_tag, tags_for
 
 if TYPE_CHECKING:
     from .cloned_voices import ClonedVoiceSpec
@@ -110,6 +110,12 @@ def _clip(value: str, limit: int = 80) -> str:
     return value if len(value) <= limit else value[:limit] + "..."
 
 
+def _language_of_name(name: str) -> str | None:
+    """The language a per-language voice name starts with (``de-nobody`` -> ``de``)."""
+    prefix = name.split("-", 1)[0]
+    return language_for_tag(prefix) if "-" in name and prefix else None
+
+
 class VoiceCatalog:
     """All presets by name, in a stable order (built-ins first, then user additions)."""
 
@@ -166,8 +172,9 @@ class VoiceCatalog:
         - Neither: the default voice.
         - A known name (exact, else ignoring case): that voice.
         - An unknown name: the best voice for the request's language (``language`` if
-          given, else the default voice's), with a note to log; never an error, so a voice
-          saved in a client and later removed still speaks.
+          given, else the language its ``<language>-`` prefix names, as in ``de-female``,
+          else the default voice's), with a note to log; never an error, so a voice saved
+          in a client and later removed still speaks.
         - Only a language: the best voice for it; the default voice (with a note) when no
           voice speaks it.
         """
@@ -179,7 +186,7 @@ class VoiceCatalog:
                 preset = next((p for p in self if p.name.casefold() == folded), None)
             if preset is not None:
                 return VoiceRoute(preset)
-            wanted = language or fallback.language
+            wanted = language or _language_of_name(name) or fallback.language
             best = self.best_for_language(wanted, fallback)
             return VoiceRoute(best, f"Unknown voice {_clip(name)!r}: speaking with {best.name!r}, "
                                     f"the voice for language {_clip(wanted)!r}")
