@@ -22,9 +22,12 @@ from wyoming_omnivoice.server.voices import VoiceCatalog
 
 #: Home Assistant's Assist language list (homeassistant/generated/languages.py, LANGUAGES).
 HA_ASSIST_LANGUAGES = (
-    "af ar bg bn bs ca cs cy da de el en en-GB eo es es-419 et eu fa fi fr fy ga gl gsw he "
-    "hi hr hu hy id is it ja ka ko lb lt lv mk ml nb nl nn pl pt pt-BR ro ru sk sl sq sr "
-    "sr-Latn sv ta te th tr uk ur vi zh-Hans zh-Hant").split()
+    "af", "ar", "bg", "bn", "bs", "ca", "cs", "cy", "da", "de", "el", "en", "en-GB", "eo",
+    "es", "es-419", "et", "eu", "fa", "fi", "fr", "fy", "ga", "gl", "gsw", "he", "hi", "hr",
+    "hu", "hy", "id", "is", "it", "ja", "ka", "ko", "lb", "lt", "lv", "mk", "ml", "nb", "nl",
+    "nn", "pl", "pt", "pt-BR", "ro", "ru", "sk", "sl", "sq", "sr", "sr-Latn", "sv", "ta", "te",
+    "th", "tr", "uk", "ur", "vi", "zh-Hans", "zh-Hant",
+)
 #: The one OmniVoice does not speak (Swiss German; de-CH is German's).
 NOT_SPOKEN = {"gsw"}
 
