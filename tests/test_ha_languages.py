@@ -151,3 +151,21 @@ def test_request_language_follows_the_voice() -> None:
     assert voice is not None
     assert request_language(voice, "A luz está acesa.") == "pt"
     assert request_language(voice, "A luz está acesa.", "pt-BR") == "pt"
+
+
+@pytest.mark.parametrize(("voice", "text", "language"), [
+    # An English answer of a conversation agent through a German pipeline.
+    ("de", "Good morning! It is sunny today with a high of 24 degrees and a light breeze.",
+     "en"),
+    ("de", "Guten Morgen! Heute ist es sonnig bei bis zu 24 Grad und einer leichten Brise.",
+     "de"),
+    ("en", "Du hast zwei Termine, und die Waschmaschine ist seit einer Stunde fertig.", "de"),
+    ("de", "Timer set for 10 minutes.", "de"),  # short: the voice's language stays
+    ("es", "Temporizador de 10 minutos.", "es"),  # py3langid says pt here, unsure: kept
+])
+def test_long_text_in_another_language_of_the_same_script(voice: str, text: str,
+                                                         language: str) -> None:
+    from wyoming_omnivoice.server.text_language_id import wait_loaded
+
+    assert wait_loaded(120)
+    assert text_language(voice, text) == language

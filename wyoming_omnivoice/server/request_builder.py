@@ -27,6 +27,10 @@ def make_request_factory(assets: VoiceAssets, normalize_default: bool) -> Reques
     from wyoming_omnivoice import SynthesisRequest
     from wyoming_omnivoice.text.normalize import normalize_text, supports_language
 
+    from .text_language_id import start_loading
+
+    start_loading()
+
     def make_request(voice: VoicePreset, text: str) -> SynthesisRequest:
         language = request_language(voice, text)
         if voice.normalize_text is not None:

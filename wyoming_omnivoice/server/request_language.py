@@ -1,20 +1,25 @@
-"""The language a request's text is spoken in: the voice's, unless the text is in another
-script.
+"""The language a request's text is spoken in: the voice's, unless the text is clearly in
+another language.
 
 Home Assistant never sends a language; it reaches the engine through the voice
-(``de-female`` speaks German). The voice's language is kept for text in its own script,
-since language identification on short Home Assistant sentences is too unreliable to
-overrule it (see docs/home-assistant-languages.md: 80 % on short replies). Only text whose
-letters are clearly in a script the voice's language does not use (Cyrillic text to a
-German voice, Japanese to an English one) is never read as the voice's language: it gets
-the one language that script names (Hangul: Korean, Thai, Greek, ...), else none
-(OmniVoice's language-free prompt, as upstream does for an unknown language).
+(``de-female`` speaks German). A voice must not make the engine read another language's
+text as its own, so two guards may overrule it:
+
+- text whose letters are mostly in a script the voice's language does not use (Cyrillic
+  text to a German voice, Japanese to an English one) gets the one language that script
+  names (Hangul: Korean, Thai, Greek, ...), else none (OmniVoice's language-free prompt,
+  as upstream does for an unknown language);
+- long text in the same script gets the language py3langid is sure of
+  (:mod:`.text_language_id`); short text keeps the voice's language, since language
+  identification on short Home Assistant replies is wrong about one time in ten
+  (docs/home-assistant-languages.md).
 """
 
 from __future__ import annotations
 
 import re
 
+from .text_language_id import confident_language
 from .voices import VoicePreset
 
 #: Letters of each script (the main blocks).
@@ -88,7 +93,12 @@ def text_language(voice_language: str, text: str) -> str | None:
     if "kana" in counts and "han" in counts:  # Japanese mixes kana and kanji
         counts["kana"] += counts.pop("han")
     script, count = max(counts.items(), key=lambda item: item[1])
-    if script in own or count < FOREIGN_SHARE * letters:
+    if count < FOREIGN_SHARE * letters:
+        return voice_language
+    if script in own:
+        identified = confident_language(text, letters)
+        if identified is not None and script in _LANGUAGE_SCRIPTS.get(identified, frozenset()):
+            return identified
         return voice_language
     return _SCRIPT_LANGUAGE.get(script)
 
