@@ -11,9 +11,6 @@ from .voices import VoiceCatalog, VoicePreset
 PROGRAM_NAME = "omnivoice"
 PROGRAM_DESCRIPTION = "OmniVoice text to speech (k2-fsa) on onnxruntime"
 MODEL_ATTRIBUTION = Attribution(name="k2-fsa", url="https://github.com/k2-fsa/OmniVoice")
-#: Per designed voice: the model's name only; the program's attribution carries the address.
-#: With hundreds of per-language voices, the repeated address alone would add ~13 KB.
-VOICE_ATTRIBUTION = Attribution(name="k2-fsa", url="")
 CLONED_ATTRIBUTION = Attribution(
     name="k2-fsa OmniVoice (voice cloned from a local recording)",
     url="https://github.com/k2-fsa/OmniVoice",
@@ -24,7 +21,7 @@ def voice_info(preset: VoicePreset) -> TtsVoice:
     return TtsVoice(
         name=preset.name,
         description=preset.description,
-        attribution=CLONED_ATTRIBUTION if preset.is_cloned else VOICE_ATTRIBUTION,
+        attribution=CLONED_ATTRIBUTION if preset.is_cloned else MODEL_ATTRIBUTION,
         installed=True,
         version=None,
         languages=preset.advertised_languages(),
