@@ -140,6 +140,10 @@ class AnchorCache:
             else:
                 anchors[preset.name] = cached
         began = time.monotonic()
+        if missing:
+            _LOGGER.info("Voice anchors: building %d (%d cached), %d at a time; only the first "
+                         "start does this, later starts load them from %s", len(missing),
+                         len(anchors), max(1, batch_size), self.directory)
         for start in range(0, len(missing), max(1, batch_size)):
             group = missing[start:start + max(1, batch_size)]
             _LOGGER.info("Generating the anchor for voice %s",
