@@ -124,6 +124,9 @@ def test_unknown_voice_speaks_with_the_best_voice_of_its_language() -> None:
     route = catalog.route("en-female-young", name="de-female-old")
     assert route.preset.name == "de-female" and route.note and "de-female-old" in route.note
     assert catalog.route("en-female-young", name="nobody").preset.name == "en-female-young"
+    # "no" is Norwegian, but Norwegian voices are named nb-...: not a language prefix here.
+    assert catalog.route("en-female-young", name="no-such-voice").preset.name == \
+        "en-female-young"
     assert catalog.route("en-female-young", name="x", language="fr-FR").preset.name == \
         "fr-female"
 

@@ -110,12 +110,6 @@ def _clip(value: str, limit: int = 80) -> str:
     return value if len(value) <= limit else value[:limit] + "..."
 
 
-def _language_of_name(name: str) -> str | None:
-    """The language a per-language voice name starts with (``de-nobody`` -> ``de``)."""
-    prefix = name.split("-", 1)[0]
-    return language_for_tag(prefix) if "-" in name and prefix else None
-
-
 class VoiceCatalog:
     """All presets by name, in a stable order (built-ins first, then user additions)."""
 
@@ -155,6 +149,19 @@ class VoiceCatalog:
                 return preset
         return None
 
+    def _language_of_name(self, name: str) -> str | None:
+        """The language an unknown name starts with, when voices of that language are named
+        the same way (``de-female-old`` -> ``de``; ``no-such-voice`` -> None)."""
+        prefix, dash, _ = name.partition("-")
+        if not dash or not prefix:
+            return None
+        language = language_for_tag(prefix)
+        if language is None or not any(
+                preset.language == language and preset.name.startswith(prefix + "-")
+                for preset in self):
+            return None
+        return language
+
     def speaks(self, preset: VoicePreset, language: str) -> bool:
         return VoiceCatalog([preset]).find_for_language(language) is not None
 
@@ -186,7 +193,7 @@ class VoiceCatalog:
                 preset = next((p for p in self if p.name.casefold() == folded), None)
             if preset is not None:
                 return VoiceRoute(preset)
-            wanted = language or _language_of_name(name) or fallback.language
+            wanted = language or self._language_of_name(name) or fallback.language
             best = self.best_for_language(wanted, fallback)
             return VoiceRoute(best, f"Unknown voice {_clip(name)!r}: speaking with {best.name!r}, "
                                     f"the voice for language {_clip(wanted)!r}")
