@@ -30,6 +30,7 @@ from .determinism import deterministic_requests
 from .errors import StartupError
 from .listen_address import check_listen_address, zeroconf_loopback_warning
 from .metrics import add_metrics_arguments, start_metrics, validate_metrics_args
+from .lazy_anchors import add_language_arguments
 from .request_builder import make_request_factory
 from .request_input import add_first_clause_argument
 from .serve import serve
@@ -125,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="announce the server over mDNS for Home Assistant discovery "
                              "(needs a tcp:// URI; NAME defaults to 'omnivoice')")
     add_list_voices_argument(parser)
+    add_language_arguments(parser)
     parser.add_argument("--debug", action="store_true", help="log DEBUG messages")
     parser.add_argument("--log-format", default=logging.BASIC_FORMAT,
                         help="Python logging format (default: %(default)s)")
@@ -205,7 +207,7 @@ def start(args: argparse.Namespace) -> int:
     engine = startup.load_engine(model_dir, args.device, args.precision)
     options = DecodeOptions(num_step=args.num_steps, guidance_scale=args.guidance_scale)
     served, assets = prepare_voices(engine, catalog, args.voice, args.data_dir, options,
-                                    batch_size=args.max_batch_size)
+                                    batch_size=args.max_batch_size, preload=args.preload_languages)
     failed_folders |= set(catalog.names) - set(served.names)
     make_request = deterministic_requests(make_request_factory(assets, args.normalize_text),
                                           args.deterministic)
@@ -219,6 +221,8 @@ def start(args: argparse.Namespace) -> int:
         max_batch=args.max_batch_size, batch_window_s=args.batch_window_ms / 1000.0,
         in_flight=lambda: len(state.demand),
     )
+
+    assets.attach(worker)
 
     def add_voices(found: list[NewVoice]) -> None:  # on the event loop
         for voice in found:
