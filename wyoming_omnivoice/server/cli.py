@@ -28,9 +28,9 @@ from .context import LiveState, RequestSlots, ServerContext, ServerPolicy, Serve
 from .data_dir import prepare_data_dir
 from .determinism import deterministic_requests
 from .errors import StartupError
+from .lazy_anchors import add_language_arguments
 from .listen_address import check_listen_address, zeroconf_loopback_warning
 from .metrics import add_metrics_arguments, start_metrics, validate_metrics_args
-from .lazy_anchors import add_language_arguments
 from .request_builder import make_request_factory
 from .request_input import add_first_clause_argument
 from .serve import serve
