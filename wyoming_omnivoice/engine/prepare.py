@@ -12,7 +12,7 @@ A variant (:data:`.precision.VARIANTS`) is built from ``llm_backbone_fp32.onnx``
   (int8 weights per output channel, activations quantized at run time); only the backbone
   (embeddings, heads and scoring stay fp32);
 * ``fp16``: the calibrated mixed-precision pass of :mod:`.fp16_calibrate`, with
-  calibration inputs from :mod:`.calibration`.
+  calibration inputs from :mod:`.calibration_prompts`.
 
 Norm fusions are left to onnxruntime, which fuses ``SimplifiedLayerNormalization`` and
 ``SkipSimplifiedLayerNormalization`` when it loads a graph; fusing them offline made no
@@ -280,21 +280,20 @@ def _quantize(model: onnx.ModelProto, target: Path) -> None:
 
 def _convert_fp16(paths: ModelPaths | Path, model: onnx.ModelProto, target: Path
                   ) -> dict[str, Any]:
+    """The calibrated mixed-precision pass (:mod:`.fp16_calibrate`, the fp16 helper's),
+    calibrated on realistic backbone inputs (:mod:`.calibration_prompts`)."""
     try:
-        from . import fp16_calibrate
-    except ImportError as err:
+        from .calibration_prompts import calibration_feeds
+        from .fp16_calibrate import DEFAULT_MARGIN, convert_to_fp16
+    except ImportError as err:  # pragma: no cover - both ship with the package
         raise ModelError("This build cannot prepare the fp16 backbone (its calibrated "
-                         "converter, engine/fp16_calibrate.py, is missing). Use --precision "
-                         "fp32.") from err
-    from .calibration import calibration_feeds
-
-    feeds = calibration_feeds(paths if isinstance(paths, ModelPaths)
-                              else ModelPaths.from_dir(_source_of(paths).parent))
-    converted, report = fp16_calibrate.convert_to_fp16(
-        model, feeds, margin=fp16_calibrate.DEFAULT_MARGIN)
+                         "converter is missing). Use --precision fp32.") from err
+    model_paths = paths if isinstance(paths, ModelPaths) else \
+        ModelPaths.from_dir(_source_of(paths).parent)
+    feeds = calibration_feeds(model_paths.embeddings, model_paths.tokenizer)
+    converted, report = convert_to_fp16(model, feeds, margin=DEFAULT_MARGIN)
     save_with_own_data(converted, target)
-    summary = report.summary() if hasattr(report, "summary") else str(report)
-    return {"fp16_report": summary}
+    return {"fp16_report": report.summary()}
 
 
 def save_with_own_data(model: onnx.ModelProto, target: Path) -> None:
