@@ -97,7 +97,8 @@ def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
                       providers=providers, threads=threads,
                       max_positions=prepared.max_positions if prepared else None)
     graphs.scorer(False, True)  # the default scorer is checked at load time
-    check_bidirectional(backbone_graph, hidden_size)
+    if prepared is None or not prepared.info.get("bidirectional_checked"):
+        check_bidirectional(backbone_graph, hidden_size)
     return graphs
 
 

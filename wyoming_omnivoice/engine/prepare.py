@@ -240,6 +240,12 @@ def rewrite_backbone(source: Path) -> tuple[onnx.ModelProto, dict[str, Any]]:
 
 def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> dict[str, Any]:
     model, info = rewrite_backbone(source)
+    if variant != "fp32":
+        # Quantized or fp16 graphs blur the causality probe (a dynamic activation scale is
+        # shared by all positions), so the graph they come from is probed here; the loader
+        # probes fp32 graphs itself.
+        _check_bidirectional(model, source)
+        info["bidirectional_checked"] = True
     if variant == "fp32":
         # Weights stay where they are: the graph refers to the published .data file.
         onnx.save_model(model, str(out / GRAPH_FILE))
@@ -252,6 +258,18 @@ def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> d
         info.update(_convert_fp16(paths, model, out / GRAPH_FILE))
     info["weights"] = "own"
     return info
+
+
+def _check_bidirectional(model: onnx.ModelProto, source: Path) -> None:
+    from .graphs import check_bidirectional
+    from .sessions import Graph, choose_providers
+
+    graph = Graph(source, choose_providers("cpu"), model_bytes=model.SerializeToString(),
+                  external_data_dir=source.parent)
+    hidden = graph.inputs["inputs_embeds"].shape[-1]
+    if not isinstance(hidden, int):
+        raise NotPreparable(f"{source}: inputs_embeds has no fixed hidden size")
+    check_bidirectional(graph, hidden)
 
 
 def _quantize_int8(model: onnx.ModelProto, target: Path) -> dict[str, Any]:
