@@ -9,6 +9,7 @@ backbone and 16 steps, on CUDA fp32 (TF32 off) and 32 steps. ``--precision fp32
 from __future__ import annotations
 
 import argparse
+import logging
 
 from wyoming_omnivoice.engine.precision import (
     PRECISIONS,
@@ -17,6 +18,7 @@ from wyoming_omnivoice.engine.precision import (
 )
 
 MIN_STEPS, MAX_STEPS = 1, 128
+_LOGGER = logging.getLogger("wyoming_omnivoice")
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,5 +50,11 @@ def num_steps_problem(args: argparse.Namespace) -> str | None:
 
 def num_steps_for(args: argparse.Namespace, device: str) -> int:
     """``--num-steps``, or the default of the device the engine runs on."""
-    steps: int = args.num_steps if args.num_steps is not None else default_num_steps(device)
+    if args.num_steps is not None:
+        steps: int = args.num_steps
+        _LOGGER.info("Diffusion steps: %d (--num-steps)", steps)
+    else:
+        steps = default_num_steps(device)
+        _LOGGER.info("Diffusion steps: %d (the %s default; --num-steps 32 for upstream's)",
+                     steps, device.upper())
     return steps
