@@ -142,6 +142,8 @@ class StepRunner:
 class BoundStep:
     """The bindings of one decode: call :meth:`run` once per step."""
 
+    backbone_options: Any
+
     def _run_backbone(self) -> None:
         """The backbone on the bound buffers; a CUDA graph capture that fails at run time
         is logged with its reason and this shape runs without a graph from then on."""
