@@ -39,6 +39,7 @@ def test_message_names_memcpy_and_cpu_nodes_with_their_provider() -> None:
     assert f"node_cos (Cos) on {CPU_PROVIDER}" in message
     assert f"Memcpy_token_3 (MemcpyFromHost) on {CUDA_PROVIDER}" in message
     assert "3 of 5 nodes" in message and "(1 Memcpy)" in message
+    assert message.index("Memcpy_token_3") < message.index("node_arange")  # Memcpy first
     assert "node_Shape_0" not in message and "node_linear" not in message
     assert "truncated" not in message and "download" not in message
 

@@ -128,9 +128,7 @@ class Engine:
                 "CUDA provider did not load for every graph (%s); running on CPU",
                 ", ".join(sorted(graphs.devices)),
             )
-        # Caches (voice anchors) made with an approximate backbone are kept apart.
-        self.fingerprint = paths.fingerprint() if precision in ("fp32", "published") \
-            else f"{paths.fingerprint()}-{precision}"
+        self.fingerprint = paths.fingerprint()
         self._reference_encoder: ReferenceEncoder | None = None
         # encode_reference may be called from another thread than decodes (voice folders
         # added while serving): its sessions are its own, only their creation is guarded.

@@ -33,9 +33,13 @@ def placement_of(path: Path, providers: ProviderChoice, **source: Any) -> Placem
 
 
 def blocking_nodes(placed: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
-    """Nodes that stop capture: Memcpy nodes, and compute nodes off the CUDA provider."""
-    return [(ep, op, name) for ep, op, name in placed
-            if op.startswith("Memcpy") or (ep != CUDA_PROVIDER and op not in _SHAPE_OPS)]
+    """Nodes that can stop capture, Memcpy nodes first (onnxruntime refuses any), then nodes
+    off the CUDA provider (CPU nodes that only compute shapes are harmless, the others are
+    what the Memcpy nodes copy for)."""
+    memcpy = [(ep, op, name) for ep, op, name in placed if op.startswith("Memcpy")]
+    off_cuda = [(ep, op, name) for ep, op, name in placed
+                if ep != CUDA_PROVIDER and op not in _SHAPE_OPS and not op.startswith("Memcpy")]
+    return memcpy + off_cuda
 
 
 def capture_failure_message(label: str, error: BaseException | str,
