@@ -189,3 +189,14 @@ def test_a_backbone_that_cannot_be_prepared_is_reported_by_the_published_load(
         prepare.prepare_backbone(model_copy, "fp32")
     with pytest.raises(ModelError, match="expected interface"):
         Engine.load(model_copy, device="cpu", precision="fp32")
+
+
+def test_a_failing_preparation_falls_back_to_the_published_backbone(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("quantizer exploded")
+
+    monkeypatch.setattr("wyoming_omnivoice.engine.core.prepare_backbone", broken)
+    engine = Engine.load(TINY, device="cpu", precision="int8")
+    assert engine.precision == "published"
+    assert "Could not prepare the int8 backbone (quantizer exploded)" in caplog.text
