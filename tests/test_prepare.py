@@ -84,6 +84,9 @@ def test_no_shape_derived_value_feeds_compute_in_prepared_graphs() -> None:
         assert shape_values_feeding_compute(model.graph) == [], variant
         ops = {node.op_type for node in model.graph.node}
         assert "Range" not in ops and "Cos" not in ops and "Sin" not in ops
+        # Every RMSNorm is one fused node (2 layers x 4 + the final norm).
+        assert found.info["rms_norms_fused"] == 9
+        assert "Pow" not in ops and "ReduceMean" not in ops
 
 
 def test_int8_codes_agree_with_fp32_at_a_measured_rate() -> None:

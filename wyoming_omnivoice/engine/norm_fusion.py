@@ -11,6 +11,8 @@ unfused graph (``tests/test_prepare.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -87,31 +89,31 @@ def fuse_rms_norms(model: onnx.ModelProto) -> int:
 
 
 def _match(normed: onnx.NodeProto, producer: dict[str, onnx.NodeProto],
-           constants: dict[str, np.ndarray], single: object
+           constants: dict[str, np.ndarray], only: Callable[[str], bool]
            ) -> tuple[str, float, list[onnx.NodeProto]] | None:
-    """``Mul(x, Reciprocal(Sqrt(Add(ReduceMean(Pow(x, 2)), eps))))`` -> (x, eps, nodes)."""
-    only = single  # callable: the value has exactly one reader
+    """``Mul(x, Reciprocal(Sqrt(Add(ReduceMean(Pow(x, 2)), eps))))`` -> (x, eps, nodes);
+    ``only(name)``: the value has exactly one reader."""
     for position in (0, 1):
         x, r = normed.input[position], normed.input[1 - position]
         recip = producer.get(r)
-        if recip is None or recip.op_type != "Reciprocal" or not only(r):  # type: ignore[operator]
+        if recip is None or recip.op_type != "Reciprocal" or not only(r):
             continue
         sqrt = producer.get(recip.input[0])
-        if sqrt is None or sqrt.op_type != "Sqrt" or not only(sqrt.output[0]):  # type: ignore[operator]
+        if sqrt is None or sqrt.op_type != "Sqrt" or not only(sqrt.output[0]):
             continue
         add = producer.get(sqrt.input[0])
-        if add is None or add.op_type != "Add" or not only(add.output[0]):  # type: ignore[operator]
+        if add is None or add.op_type != "Add" or not only(add.output[0]):
             continue
         eps_name = next((n for n in add.input if n in constants), None)
         mean = producer.get(next((n for n in add.input if n != eps_name), ""))
         if eps_name is None or mean is None or mean.op_type != "ReduceMean" or \
-                not only(mean.output[0]) or _reduce_axes(mean, constants) != [-1]:  # type: ignore[operator]
+                not only(mean.output[0]) or _reduce_axes(mean, constants) != [-1]:
             continue
         if any(a.name == "keepdims" and a.i == 0 for a in mean.attribute):
             continue
         power = producer.get(mean.input[0])
         if power is None or power.op_type != "Pow" or power.input[0] != x or \
-                power.input[1] not in constants or not only(power.output[0]):  # type: ignore[operator]
+                power.input[1] not in constants or not only(power.output[0]):
             continue
         if float(np.ravel(constants[power.input[1]])[0]) != 2.0:
             continue
