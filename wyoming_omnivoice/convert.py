@@ -23,6 +23,7 @@ import numpy as np
 import onnx
 from onnx import external_data_helper
 
+from .convert_prepare import add_prepare_arguments, run_prepare
 from .engine import model_files
 from .engine.calibration_prompts import calibration_feeds
 from .engine.fp16_calibrate import DEFAULT_MARGIN, Fp16Report, convert_to_fp16
@@ -141,8 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Convert the OmniVoice backbone to mixed fp16 (fp32 norms, softmax, I/O).",
     )
     parser.add_argument("model_dir", type=Path, help="folder holding llm_backbone_fp32.onnx")
-    parser.add_argument("--fp16", action="store_true", required=True,
+    parser.add_argument("--fp16", action="store_true",
                         help="write llm_backbone_fp16.onnx next to the fp32 backbone")
+    add_prepare_arguments(parser)
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"),
                         help="device for the fp32/fp16 comparison (default cpu)")
     parser.add_argument("--no-verify", action="store_true",
@@ -154,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="decode steps of the code-agreement check (default 16)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.prepare:
+        return run_prepare(args)
+    if not args.fp16:
+        parser.error("give --fp16 or --prepare VARIANTS")
     target, report = convert_backbone(args.model_dir, margin=args.margin)
     print(report.summary(limit=40))
     print(f"wrote {target}")
