@@ -139,7 +139,7 @@ def test_list_voices_without_a_model(module: str, voice_folder: Path, tmp_path: 
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["NAME", "LANGUAGES", "DESCRIPTION"]
     rows = {line.split()[0]: line for line in lines[1:]}
-    assert "Young woman, American accent" in rows["en-female-young"]
+    assert "Female voice, young, American accent" in rows["en-female-young"]
     assert rows["butler"].split("  ")[0] == "butler"
     assert "en, fr" in rows["butler"] and "A calm butler" in rows["butler"]
     assert "Grandma at the table" in rows["grandma"] and " de " in rows["grandma"]

@@ -26,6 +26,7 @@ import numpy as np
 from .engine.core import Engine, SynthesisRequest
 from .engine.decoder import DecodeOptions
 from .engine.model_files import ModelError
+from .server.engine_flags import add_engine_arguments, num_steps_for, num_steps_problem
 from .server.errors import StartupError, one_line
 
 if TYPE_CHECKING:
@@ -61,7 +62,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model-dir", type=Path,
                         help="model folder (default: the model downloaded into --data-dir)")
     parser.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
-    parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16"])
     parser.add_argument("--language", help="language id or name (e.g. en, English, zh)")
     parser.add_argument("--instruct",
                         help="voice design, e.g. 'female, young adult, british accent'")
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--normalize-text", action=argparse.BooleanOptionalAction,
                         default=True, help="read numbers, dates and units as words, as the "
                                            "server does (default: on)")
-    parser.add_argument("--num-steps", type=int, default=32)
+    add_engine_arguments(parser)  # --precision, --num-steps, --allow-tf32: the server's
     parser.add_argument("--guidance-scale", type=float, default=2.0)
     parser.add_argument("--seed", type=int, help="random seed (default: random)")
     parser.add_argument("--debug", action="store_true")
@@ -85,6 +85,8 @@ def check_args(args: argparse.Namespace) -> None:
     if args.text is None or args.output is None:
         raise StartupError("--text and --output are needed (or --list-voices)")
     check_output_path(args.output)
+    if (problem := num_steps_problem(args)) is not None:
+        raise StartupError(problem)
     sources = [flag for flag, value in (("--voice", args.voice), ("--ref-audio", args.ref_audio),
                                         ("--ref-codes", args.ref_codes)) if value is not None]
     if len(sources) > 1:
@@ -136,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"not a known voice; available: {', '.join(catalog.names)}"))
         engine = _load_engine(args, cloning=args.ref_audio is not None
                               or (preset is not None and preset.is_cloned))
-        options = DecodeOptions(num_step=args.num_steps, guidance_scale=args.guidance_scale)
+        options = DecodeOptions(num_step=num_steps_for(args, engine.device),
+                                guidance_scale=args.guidance_scale)
         request = _build_request(args, engine, preset, options)
         started = time.perf_counter()
         audio = engine.synthesize_batch([request], options=options)[0]
@@ -161,7 +164,8 @@ def _load_engine(args: argparse.Namespace, *, cloning: bool) -> Engine:
         args.manifest = None
         args.data_dir.mkdir(parents=True, exist_ok=True)
     model_dir = startup.resolve_model_dir(args, include_cloning=cloning)
-    return startup.load_engine(model_dir, args.device, args.precision)
+    return startup.load_engine(model_dir, args.device, args.precision,
+                               allow_tf32=args.allow_tf32, cache_dir=args.data_dir)
 
 
 def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset | None,
