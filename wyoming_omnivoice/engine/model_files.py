@@ -82,12 +82,6 @@ class ModelPaths:
                 (self.root / name).exists() for name in CAUSAL_DECODER_NAMES
             ):
                 hint = f" The folder holds llm_decoder.onnx: {CAUSAL_DECODER_HELP}"
-            if missing == [self.backbone] and self.backbone.name == BACKBONE_FP16:
-                raise ModelError(
-                    f"Model directory {self.root} has no {BACKBONE_FP16} (--precision fp16); "
-                    "it is not downloaded but made from the fp32 backbone: python -m "
-                    f"wyoming_omnivoice.convert --fp16 {self.root} (or use --precision fp32)."
-                )
             raise ModelError(
                 f"Model directory {self.root} is missing {names}.{hint} "
                 "Run the server with --data-dir to download the model, or complete the folder."
