@@ -214,6 +214,7 @@ class OmniVoiceEventHandler(Connection):
             return
         request = self._new_request(Kind.STREAM, preset, ssml)
         self._stream = _Stream(request=request, splitter=SentenceSplitter())
+        _LOGGER.debug("Stream with voice %s", preset.name)
         if self.ctx.settings.streaming and not self._admit(request):
             request.fail()
             self._reply(self._busy_error().event())
