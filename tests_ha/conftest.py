@@ -9,7 +9,7 @@ environment, just as they never share one in a real home.
 
 Home Assistant's own ``wyoming`` integration is added through its config flow, exactly as a
 user adds the server, and its ``tts`` converts audio with the ffmpeg binary that
-``imageio-ffmpeg`` ships. Every test fails if Home Assistant logged an error.
+``imageio-ffmpeg`` ships. Every test fails if Home Assistant logged an error (``ha_log``).
 
 Timeouts below only keep a broken server from hanging the run; nothing asserts on timing.
 """
@@ -107,14 +107,28 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def ha_errors(caplog: pytest.LogCaptureFixture) -> list[str]:
-    """Error records that Home Assistant (or anything in-process) logged."""
-    return [f"{record.name}: {record.getMessage()}" for record in caplog.records
-            if record.levelno >= logging.ERROR]
+    """Error records that Home Assistant (or anything in-process) logged in this test's
+    set-up, call and teardown so far (``caplog.records`` alone is the current phase only)."""
+    records = [*caplog.get_records("setup"), *caplog.get_records("call"), *caplog.records]
+    return [f"{record.levelname} {record.name}: {record.getMessage()}"
+            for record in dict.fromkeys(records) if is_a_problem(record)]
+
+
+#: Loggers whose warnings are problems too: the integration's "Unexpected disconnection
+#: from TTS client" and tts' conversion messages point at the server.
+STRICT_LOGGERS = ("homeassistant.components.wyoming", "homeassistant.components.tts")
+
+
+def is_a_problem(record: logging.LogRecord) -> bool:
+    if record.levelno >= logging.ERROR:
+        return True
+    return record.levelno >= logging.WARNING and record.name.startswith(STRICT_LOGGERS)
 
 
 @pytest.fixture
 def ha_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
-    """Home Assistant's log of this test; the test fails if it holds an error."""
+    """Home Assistant's log of this test; the test fails if it holds an error (or a warning
+    of the wyoming or tts integration)."""
     caplog.set_level(logging.INFO)
     yield caplog
     errors = ha_errors(caplog)

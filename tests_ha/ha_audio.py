@@ -11,13 +11,15 @@ from __future__ import annotations
 import asyncio
 import io
 import struct
+import subprocess
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import imageio_ffmpeg
 from homeassistant.components import tts
 from homeassistant.core import HomeAssistant
-from mutagen.mp3 import MP3
+from mutagen.mp3 import MP3, HeaderNotFoundError
 
 #: Only keeps a broken server from hanging the run; no test asserts on timing.
 HANG_GUARD_S = 120.0
@@ -93,5 +95,25 @@ class Mp3:
 
 
 def read_mp3(data: bytes) -> Mp3:
+    """An mp3 file's format (mutagen) and its length as decoded by ffmpeg."""
     info = MP3(io.BytesIO(data)).info
-    return Mp3(info.sample_rate, info.channels, info.length)
+    return Mp3(info.sample_rate, info.channels, decoded_seconds(data))
+
+
+def mp3_seconds(data: bytes) -> float:
+    """Seconds of MPEG audio by its frames; 0.0 for a file without any (the ID3-only mp3
+    that ffmpeg makes of a WAV without audio)."""
+    try:
+        return float(MP3(io.BytesIO(data)).info.length)
+    except HeaderNotFoundError:
+        return 0.0
+
+
+def decoded_seconds(data: bytes) -> float:
+    """Seconds of audio in a file as ffmpeg decodes it."""
+    rate = 24000
+    result = subprocess.run(
+        [imageio_ffmpeg.get_ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-i", "pipe:0",
+         "-f", "s16le", "-ac", "1", "-ar", str(rate), "pipe:1"],
+        input=data, capture_output=True, check=True, timeout=HANG_GUARD_S)
+    return len(result.stdout) / (2 * rate)

@@ -3,7 +3,8 @@
 # environment (Python 3.13, the pinned versions of requirements.txt + constraints.txt) when
 # it is missing or out of date, then runs tests_ha/ with its own pytest configuration.
 #
-# Usage: tests_ha/run.sh [pytest arguments]         (from anywhere)
+# Usage: tests_ha/run.sh [pytest arguments]   (from anywhere; paths relative to tests_ha/,
+#        e.g. tests_ha/run.sh test_audio.py -k mp3)
 #   HA_VENV=DIR                   Home Assistant's venv (default: tests_ha/.venv)
 #   PYTHON_HA=python3.13          the interpreter for it (default: python3.13, else pyenv's 3.13)
 #   WYOMING_OMNIVOICE_PYTHON=...  the python that runs the server (default: <repo>/.venv/bin/python,
@@ -68,4 +69,6 @@ fi
          "to the python of a venv with pip install -e \".[cpu]\"" >&2
     exit 1
 }
-exec "${HA_VENV}/bin/python" -m pytest -c "${HERE}/pytest.ini" --rootdir "${HERE}" "${HERE}" "$@"
+# Run from tests_ha/ (paths in the arguments are relative to it); none: all of tests_ha/.
+cd "${HERE}"
+exec "${HA_VENV}/bin/python" -m pytest -c pytest.ini "$@"
