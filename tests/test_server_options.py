@@ -128,8 +128,8 @@ async def test_anchor_cache_is_reused_across_restarts(server_factory, tmp_path: 
     assert "Generating the anchor for voice 'en-female-young'" in first.log
     files = _anchor_files(data_dir)
     info = await describe(first.uri)
-    designed = len(info.tts[0].voices)
-    assert len(files) == designed  # one anchor per designed voice, names hashed
+    preloaded = sum("en" in voice.languages for voice in info.tts[0].voices)
+    assert len(files) == preloaded  # one anchor per English voice (--preload-languages en)
     assert all(name.endswith(".npz") and "en-" not in name for name in files)
     assert first.stop() == 0
 

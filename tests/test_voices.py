@@ -57,9 +57,9 @@ def test_user_file_adds_and_overrides(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     catalog = build_catalog(path)
-    builtin = load_builtin_voices()
-    assert catalog.names[: len(builtin)] == [p.name for p in builtin]
-    assert catalog.names[-1] == "bob"
+    written = [p.name for p in load_builtin_voices() if not p.per_language]
+    assert catalog.names[: len(written) + 1] == [*written, "bob"]  # then per-language voices
+    assert "de-female" in catalog and "female" not in catalog
     replaced = catalog.get("en-female-young")
     assert replaced is not None and replaced.instruct == "female, elderly"
     assert not replaced.uses_anchor and replaced.source == str(path)
@@ -176,7 +176,7 @@ def test_languages_and_lookup() -> None:
     assert bi.language_for("你好") == "zh"
     yue = catalog.get("yue")
     assert yue is not None and yue.languages == ("yue",)
-    assert yue.advertised_languages() == ["zh-HK"]  # Cantonese as Home Assistant knows it
+    assert yue.advertised_languages() == ["yue", "zh-HK"]  # zh-HK: as Home Assistant knows it
     assert catalog.find_for_language("zh").name == "bi"
     assert catalog.find_for_language("en_US").name == "en"
     assert catalog.find_for_language("fr") is None

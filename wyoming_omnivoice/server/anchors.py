@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,10 @@ import numpy as np
 from wyoming_omnivoice.engine.reference import NUM_CODEBOOKS
 
 from ..atomic import atomic_write
+from .anchor_texts import ANCHOR_TEXTS, FALLBACK_LANGUAGE, anchor_text
 from .voices import VoicePreset
+
+__all__ = ["ANCHOR_TEXTS", "FALLBACK_LANGUAGE", "Anchor", "AnchorCache", "anchor_text_for"]
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions, Engine
@@ -38,35 +42,6 @@ _LOGGER = logging.getLogger(__name__)
 ANCHOR_SEED = 20260417
 CACHE_VERSION = 1
 
-#: Short anchor sentences per language id: about three seconds of speech (65-80 frames by
-#: the duration rule). The anchor is prepended to every request of its voice, so a longer one
-#: costs decode time on every request; three seconds is the short end of what upstream
-#: recommends for a cloning reference.
-ANCHOR_TEXTS: dict[str, str] = {
-    "en": "Hello! This is how my voice sounds when I read aloud.",
-    "zh": "你好！这就是我朗读时的声音。",
-    "yue": "你好！呢個就係我幫你讀嘢嘅聲音。",
-    "de": "Hallo! So klingt meine Stimme, wenn ich vorlese.",
-    "fr": "Bonjour ! Voici ma voix quand je lis à voix haute.",
-    "es": "¡Hola! Así suena mi voz cuando te leo algo en voz alta.",
-    "it": "Ciao! Questa è la mia voce quando leggo ad alta voce.",
-    "pt": "Olá! É assim que a minha voz soa quando leio em voz alta.",
-    "nl": "Hallo! Zo klinkt mijn stem wanneer ik voorlees.",
-    "ru": "Привет! Так звучит мой голос, когда я читаю вслух.",
-    "ja": "こんにちは！これが私の読み上げの声です。",
-    "ko": "안녕하세요! 제가 읽어 드리는 목소리입니다.",
-    "pl": "Cześć! Tak brzmi mój głos, kiedy czytam na głos.",
-    "sv": "Hej! Så här låter min röst när jag läser högt.",
-    "da": "Hej! Sådan lyder min stemme, når jeg læser højt.",
-    "nb": "Hei! Slik høres stemmen min ut når jeg leser høyt.",
-    "fi": "Hei! Tältä ääneni kuulostaa, kun luen ääneen.",
-    "tr": "Merhaba! Sana bir şey okurken sesim böyle çıkıyor.",
-    "cs": "Ahoj! Takhle zní můj hlas, když čtu nahlas.",
-    "uk": "Привіт! Так звучить мій голос, коли я читаю вголос.",
-    "ar": "مرحبا! هكذا يبدو صوتي عندما أقرأ.",
-    "hi": "नमस्ते! जब मैं पढ़ता हूँ तो मेरी आवाज़ ऐसी लगती है।",
-}
-FALLBACK_LANGUAGE = "en"
 
 
 @dataclass(frozen=True)
@@ -79,11 +54,14 @@ class Anchor:
 
 def anchor_text_for(preset: VoicePreset) -> str:
     """The preset's own anchor text, or the built-in sentence for its main language."""
-    if preset.anchor_text:
-        return preset.anchor_text
-    language = preset.language
-    return ANCHOR_TEXTS.get(language) or ANCHOR_TEXTS.get(language.split("-")[0]) or \
-        ANCHOR_TEXTS[FALLBACK_LANGUAGE]
+    return preset.anchor_text or anchor_text(preset.language)
+
+
+def _log_progress(done: int, total: int, elapsed: float) -> None:
+    """One line per batch: how many anchors are built, time so far and time left."""
+    left = elapsed / done * (total - done) if done else 0.0
+    _LOGGER.info("Voice anchors: %d of %d built (%.0f s elapsed, about %.0f s left)",
+                 done, total, elapsed, left)
 
 
 class AnchorCache:
@@ -161,10 +139,17 @@ class AnchorCache:
                 missing.append(preset)
             else:
                 anchors[preset.name] = cached
+        began = time.monotonic()
+        if missing:
+            _LOGGER.info("Voice anchors: building %d (%d cached), %d at a time; only the first "
+                         "start does this, later starts load them from %s", len(missing),
+                         len(anchors), max(1, batch_size), self.directory)
         for start in range(0, len(missing), max(1, batch_size)):
             group = missing[start:start + max(1, batch_size)]
             _LOGGER.info("Generating the anchor for voice %s",
                          ", ".join(repr(preset.name) for preset in group))
+            if start:
+                _log_progress(start, len(missing), time.monotonic() - began)
             from wyoming_omnivoice import SynthesisRequest
 
             items = [
@@ -178,6 +163,8 @@ class AnchorCache:
                                 text=anchor_text_for(preset))
                 self._store(preset, anchor)
                 anchors[preset.name] = anchor
+        if missing:
+            _log_progress(len(missing), len(missing), time.monotonic() - began)
         return anchors
 
     def _store(self, preset: VoicePreset, anchor: Anchor) -> None:

@@ -25,6 +25,7 @@ from . import startup
 from .connection import ConnectionLimits
 from .context import LiveState, RequestSlots, ServerContext, ServerPolicy, ServerSettings
 from .errors import StartupError
+from .lazy_anchors import add_language_arguments
 from .request_builder import make_request_factory
 from .serve import serve
 from .voice_assets import WorkerEncoder, folder_voice_watcher, prepare_voices
@@ -115,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="NAME",
                         help="announce the server over mDNS for Home Assistant discovery "
                              "(needs a tcp:// URI; NAME defaults to 'omnivoice')")
+    add_language_arguments(parser)
     parser.add_argument("--debug", action="store_true", help="log DEBUG messages")
     parser.add_argument("--log-format", default=logging.BASIC_FORMAT,
                         help="Python logging format (default: %(default)s)")
@@ -194,7 +196,7 @@ def start(args: argparse.Namespace) -> int:
     engine = startup.load_engine(model_dir, args.device, args.precision)
     options = DecodeOptions(num_step=args.num_steps, guidance_scale=args.guidance_scale)
     served, assets = prepare_voices(engine, catalog, args.voice, args.data_dir, options,
-                                    batch_size=args.max_batch_size)
+                                    batch_size=args.max_batch_size, preload=args.preload_languages)
     failed_folders |= set(catalog.names) - set(served.names)
     make_request = make_request_factory(assets, args.normalize_text)
     default = served.route(args.voice).preset
@@ -207,6 +209,8 @@ def start(args: argparse.Namespace) -> int:
         max_batch=args.max_batch_size, batch_window_s=args.batch_window_ms / 1000.0,
         in_flight=lambda: len(state.demand),
     )
+
+    assets.attach(worker)
 
     def add_voices(found: list[NewVoice]) -> None:  # on the event loop
         for voice in found:

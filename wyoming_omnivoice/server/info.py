@@ -32,6 +32,9 @@ def voice_info(preset: VoicePreset) -> TtsVoice:
 def build_info(catalog: VoiceCatalog, *, streaming: bool, healthy: bool = True) -> Info:
     """Info with one installed TTS program; voices in catalog order (stable).
 
+    Home Assistant shows a language's voices sorted by description (see config/voices.yaml
+    for how descriptions make the intended default come first).
+
     ``healthy=False`` (the synthesis worker died) advertises the program as not installed,
     so health checks and Home Assistant see that the service cannot synthesize.
     """

@@ -1,11 +1,12 @@
 """From (voice, text) to the engine's request: language, normalisation, voice reference.
 
-- Language: the voice's (Chinese text picks the voice's Chinese variety when it has one).
+- Language: the voice's (Chinese text picks the voice's Chinese variety when it has one),
+  unless the text is clearly in another script (:mod:`.request_language`).
 - Normalisation follows the voice's own switch when it has one; otherwise it is on when
   ``--normalize-text`` is on and the language has a full rule set (others are spoken as
   written, as upstream does by default).
 - Reference: a cloned voice's clone prompt (with its loudness), else a designed voice's
-  anchor, else none.
+  anchor (built on first use for a voice whose language was not preloaded), else none.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .context import RequestBuilder
+from .request_language import request_language
 from .voice_assets import VoiceAssets
 from .voices import VoicePreset
 
@@ -25,8 +27,12 @@ def make_request_factory(assets: VoiceAssets, normalize_default: bool) -> Reques
     from wyoming_omnivoice import SynthesisRequest
     from wyoming_omnivoice.text.normalize import normalize_text, supports_language
 
+    from .text_language_id import start_loading
+
+    start_loading()
+
     def make_request(voice: VoicePreset, text: str) -> SynthesisRequest:
-        language = voice.language_for(text)
+        language = request_language(voice, text)
         if voice.normalize_text is not None:
             normalize = voice.normalize_text
         else:
@@ -34,7 +40,7 @@ def make_request_factory(assets: VoiceAssets, normalize_default: bool) -> Reques
         if normalize:
             text = normalize_text(text, language)
         prompt = assets.prompts.get(voice.name)
-        anchor = assets.anchors.get(voice.name)
+        anchor = assets.anchor_for(voice)
         if prompt is not None:
             return SynthesisRequest(text=text, language=language, instruct=voice.instruct,
                                     speed=voice.speed, ref_codes=prompt.codes,

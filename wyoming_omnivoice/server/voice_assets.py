@@ -25,6 +25,7 @@ from wyoming_omnivoice.engine.languages import strict_language
 from . import cloned_voices
 from .anchors import Anchor, AnchorCache
 from .errors import StartupError, one_line
+from .lazy_anchors import DEFAULT_PRELOAD, AnchorBuilder, preloaded
 from .voice_watch import FolderVoiceWatcher, NewVoice
 from .voices import VoiceCatalog, VoicePreset
 from .worker import InferenceWorker
@@ -43,6 +44,19 @@ class VoiceAssets:
 
     anchors: dict[str, Anchor] = field(default_factory=dict)
     prompts: dict[str, VoicePrompt] = field(default_factory=dict)
+    #: Builds the anchors of voices that were not preloaded, on their first use.
+    builder: AnchorBuilder | None = None
+
+    def anchor_for(self, preset: VoicePreset) -> Anchor | None:
+        anchor = self.anchors.get(preset.name)
+        if anchor is None and preset.uses_anchor and self.builder is not None:
+            anchor = self.builder.get(preset)
+        return anchor
+
+    def attach(self, worker: InferenceWorker) -> None:
+        """From now on, anchors built on first use are built on the worker's thread."""
+        if self.builder is not None:
+            self.builder.worker = worker
 
 
 def preset_from_spec(spec: cloned_voices.ClonedVoiceSpec) -> VoicePreset:
@@ -79,16 +93,21 @@ def clone_prompt_for(encoder: cloned_voices.Encoder, preset: VoicePreset,
 
 
 def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir: Path,
-                   options: DecodeOptions, batch_size: int
+                   options: DecodeOptions, batch_size: int,
+                   preload: tuple[str, ...] = DEFAULT_PRELOAD
                    ) -> tuple[VoiceCatalog, VoiceAssets]:
-    """Anchors and clone prompts for every voice; the catalog without the voices that
+    """Clone prompts for every voice, anchors for the voices of the ``preload`` languages
+    (others: from the cache, else on first use); the catalog without the voices that
     failed (each logged once). StartupError when the default voice fails."""
     assets = VoiceAssets()
     failed: dict[str, str] = {}
     cache = AnchorCache(data_dir / "anchors", engine.fingerprint,
                         settings={"num_step": options.num_step,
                                   "guidance_scale": options.guidance_scale})
-    anchored = [preset for preset in catalog if preset.uses_anchor]
+    anchored = [preset for preset in catalog
+                if preset.uses_anchor and preloaded(preset, preload, default)]
+    later = [preset for preset in catalog
+             if preset.uses_anchor and not preloaded(preset, preload, default)]
     try:
         assets.anchors = cache.ensure_all(anchored, engine, options, batch_size=batch_size)
     except ValueError:
@@ -105,6 +124,16 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
             assets.prompts[preset.name] = clone_prompt_for(engine, preset, data_dir)
         except ValueError as err:
             failed[preset.name] = f"Voice {preset.name!r} ({preset.source}): {err}"
+    for preset in later:
+        cached = cache.load(preset)
+        if cached is not None:
+            assets.anchors[preset.name] = cached
+    assets.builder = AnchorBuilder(cache, engine, options, assets.anchors)
+    if later:
+        _LOGGER.info("%d voice anchor(s) of other languages are cached, %d are built on "
+                     "first use (--preload-languages)",
+                     sum(preset.name in assets.anchors for preset in later),
+                     sum(preset.name not in assets.anchors for preset in later))
     if default in failed:
         raise StartupError(f"The default voice (--voice) cannot be used: {failed[default]}")
     for message in failed.values():

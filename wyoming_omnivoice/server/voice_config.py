@@ -20,13 +20,14 @@ import yaml
 from wyoming_omnivoice.engine.instruct import normalize_instruct
 from wyoming_omnivoice.engine.languages import strict_language
 
+from .voice_templates import apply_language_overrides, expand, expand_all, unknown_overrides
 from .voices import BUILTIN_SOURCE, VOICE_NAME_RE, VoiceCatalog, VoicePreset
 
 _LOGGER = logging.getLogger(__name__)
 
 DESIGN_KEYS = frozenset(
     {"name", "description", "instruct", "languages", "language", "speed", "anchor",
-     "anchor_text", "normalize_text"}
+     "anchor_text", "normalize_text", "per_language"}
 )
 CLONE_KEYS = frozenset(
     {"name", "description", "reference_audio", "reference_text", "reference_text_file",
@@ -68,7 +69,7 @@ def _parse_languages(value: Any, label: str) -> tuple[str, ...]:
     if not items:
         raise VoiceConfigError(f"{label}: 'languages' must name at least one language")
     resolved: list[str] = []
-    for item in items:
+    for item in expand_all(str(item) for item in items):
         try:
             language = strict_language(str(item))
         except ValueError as err:
@@ -191,18 +192,45 @@ def parse_preset(entry: Any, *, source: str, index: int, base_dir: Path | None) 
         raise VoiceConfigError(f"{label}: reference_text needs reference_audio next to it")
     anchor = _parse_bool(entry.get("anchor"), "anchor", label, True)
     anchor_text = _parse_text(entry.get("anchor_text"), "anchor_text", label)
+    per_language = _parse_bool(entry.get("per_language"), "per_language", label, False)
+    if per_language and anchor_text is not None:
+        raise VoiceConfigError(f"{label}: a per_language voice takes the anchor text of each "
+                               "language; remove 'anchor_text'")
     if instruct is not None:
         _check_instruct(instruct, anchor_text or "", label)
     return VoicePreset(
         name=name, description=description, languages=languages, instruct=instruct,
         speed=speed, anchor=bool(anchor), anchor_text=anchor_text, normalize_text=normalize,
-        source=source,
+        source=source, per_language=bool(per_language),
     )
 
 
+def _parse_voice_languages(value: Any, source: str, problems: list[VoiceProblem] | None
+                           ) -> dict[str, tuple[str, ...]]:
+    """The ``voice_languages`` mapping: preset name -> its languages (see voice_templates)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise VoiceConfigError(f"{source}: 'voice_languages' must map voice names to language "
+                               "lists, e.g. 'child: [en, de]'")
+    overrides: dict[str, tuple[str, ...]] = {}
+    for name, languages in value.items():
+        try:
+            overrides[str(name)] = _parse_languages(
+                languages, f"{source}: voice_languages entry {str(name)!r}")
+        except VoiceConfigError as err:
+            if problems is None:
+                raise
+            problems.append(VoiceProblem(str(err)))
+    return overrides
+
+
 def parse_voices_document(document: Any, *, source: str, base_dir: Path | None = None,
-                          problems: list[VoiceProblem] | None = None) -> list[VoicePreset]:
-    """Parse a loaded YAML document: a mapping with ``voices: [...]`` or a bare list.
+                          problems: list[VoiceProblem] | None = None,
+                          language_overrides: dict[str, tuple[str, ...]] | None = None
+                          ) -> list[VoicePreset]:
+    """Parse a loaded YAML document: a mapping with ``voices: [...]`` (and optionally
+    ``voice_languages``, added to ``language_overrides``) or a bare list.
 
     A bad entry raises :class:`VoiceConfigError`, or, when ``problems`` is given, is added
     there and skipped. A document that is not a voices list always raises.
@@ -210,11 +238,15 @@ def parse_voices_document(document: Any, *, source: str, base_dir: Path | None =
     if document is None:
         return []
     if isinstance(document, Mapping):
-        unknown = sorted(set(map(str, document)) - {"voices"})
+        unknown = sorted(set(map(str, document)) - {"voices", "voice_languages"})
         if unknown:
             raise VoiceConfigError(
-                f"{source}: unknown top-level key(s) {', '.join(unknown)}; expected 'voices'"
+                f"{source}: unknown top-level key(s) {', '.join(unknown)}; expected 'voices' "
+                "or 'voice_languages'"
             )
+        overrides = _parse_voice_languages(document.get("voice_languages"), source, problems)
+        if language_overrides is not None:
+            language_overrides.update(overrides)
         entries = document.get("voices") or []
     else:
         entries = document
@@ -245,7 +277,8 @@ def _usable_name(entry: Any) -> str | None:
     return name if isinstance(name, str) and VOICE_NAME_RE.match(name) else None
 
 
-def load_voices_file(path: Path, problems: list[VoiceProblem] | None = None
+def load_voices_file(path: Path, problems: list[VoiceProblem] | None = None,
+                     language_overrides: dict[str, tuple[str, ...]] | None = None
                      ) -> list[VoicePreset]:
     """Read and validate a user voices file (see :func:`parse_voices_document`).
 
@@ -263,7 +296,7 @@ def load_voices_file(path: Path, problems: list[VoiceProblem] | None = None
         except yaml.YAMLError as err:
             raise VoiceConfigError(f"Voices file {source} is not valid YAML: {err}") from None
         return parse_voices_document(document, source=source, base_dir=Path(path).parent,
-                                     problems=problems)
+                                     problems=problems, language_overrides=language_overrides)
     except VoiceConfigError as err:
         if problems is None:
             raise
@@ -287,11 +320,19 @@ def load_builtin_voices() -> list[VoicePreset]:
 
 def build_catalog(voices_file: Path | None = None, extra: Iterable[VoicePreset] = (),
                   problems: list[VoiceProblem] | None = None) -> VoiceCatalog:
-    """Built-in presets, then ``extra`` (e.g. folder voices), then the user's file.
+    """Built-in presets, then ``extra`` (e.g. folder voices), then the user's file; then its
+    ``voice_languages``, then per-language presets expanded (:mod:`.voice_templates`).
 
     With ``problems``, bad entries of the user's file are reported there and skipped.
     """
     catalog = VoiceCatalog(load_builtin_voices()).merged(extra)
+    overrides: dict[str, tuple[str, ...]] = {}
     if voices_file is not None:
-        catalog = catalog.merged(load_voices_file(voices_file, problems))
-    return catalog
+        catalog = catalog.merged(load_voices_file(voices_file, problems, overrides))
+    for name in unknown_overrides(catalog, overrides):
+        message = (f"{voices_file}: voice_languages names {name!r}, which is no voice; "
+                   "ignored (names: a built-in or your own voice, e.g. 'female' or 'child')")
+        if problems is None:
+            raise VoiceConfigError(message)
+        problems.append(VoiceProblem(message))
+    return expand(apply_language_overrides(catalog, overrides))

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from wyoming_omnivoice.engine.languages import advertised_language_code
 
+from .ha_languages import language_for_tag, tags_for
+
 if TYPE_CHECKING:
     from .cloned_voices import ClonedVoiceSpec
 
@@ -45,6 +47,10 @@ class VoicePreset:
     reference_audio: Path | None = None
     reference_text: str | None = None
     source: str = BUILTIN_SOURCE
+    #: A preset served once per language as ``<language>-<name>`` (see :mod:`.voice_templates`).
+    per_language: bool = False
+    #: For a voice generated from a per-language preset: that preset's name.
+    template: str | None = None
     #: For cloned voices found by ``cloned_voices.discover_cloned_voices``: their spec.
     clone_spec: ClonedVoiceSpec | None = field(default=None, compare=False, repr=False)
 
@@ -80,12 +86,14 @@ class VoicePreset:
         }
 
     def advertised_languages(self) -> list[str]:
-        """Language codes for Home Assistant (usable ISO codes, order kept, no duplicates)."""
+        """Language tags for Home Assistant, order kept, no duplicates: every tag Home
+        Assistant uses for a language of its Assist list (:mod:`.ha_languages`), else the
+        usable ISO code."""
         codes: list[str] = []
         for language in self.languages:
-            code = advertised_language_code(language) or language
-            if code not in codes:
-                codes.append(code)
+            for code in tags_for(language) or (advertised_language_code(language) or language,):
+                if code not in codes:
+                    codes.append(code)
         return codes
 
 
@@ -141,6 +149,19 @@ class VoiceCatalog:
                 return preset
         return None
 
+    def _language_of_name(self, name: str) -> str | None:
+        """The language an unknown name starts with, when voices of that language are named
+        the same way (``de-female-old`` -> ``de``; ``no-such-voice`` -> None)."""
+        prefix, dash, _ = name.partition("-")
+        if not dash or not prefix:
+            return None
+        language = language_for_tag(prefix)
+        if language is None or not any(
+                preset.language == language and preset.name.startswith(prefix + "-")
+                for preset in self):
+            return None
+        return language
+
     def speaks(self, preset: VoicePreset, language: str) -> bool:
         return VoiceCatalog([preset]).find_for_language(language) is not None
 
@@ -158,8 +179,9 @@ class VoiceCatalog:
         - Neither: the default voice.
         - A known name (exact, else ignoring case): that voice.
         - An unknown name: the best voice for the request's language (``language`` if
-          given, else the default voice's), with a note to log; never an error, so a voice
-          saved in a client and later removed still speaks.
+          given, else the language its ``<language>-`` prefix names, as in ``de-female``,
+          else the default voice's), with a note to log; never an error, so a voice saved
+          in a client and later removed still speaks.
         - Only a language: the best voice for it; the default voice (with a note) when no
           voice speaks it.
         """
@@ -171,7 +193,7 @@ class VoiceCatalog:
                 preset = next((p for p in self if p.name.casefold() == folded), None)
             if preset is not None:
                 return VoiceRoute(preset)
-            wanted = language or fallback.language
+            wanted = language or self._language_of_name(name) or fallback.language
             best = self.best_for_language(wanted, fallback)
             return VoiceRoute(best, f"Unknown voice {_clip(name)!r}: speaking with {best.name!r}, "
                                     f"the voice for language {_clip(wanted)!r}")
