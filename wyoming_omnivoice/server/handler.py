@@ -258,6 +258,10 @@ class OmniVoiceEventHandler(Connection):
         if request.active and self.ctx.settings.streaming:
             for sentence in stream.splitter.finish():
                 self._add_stream_sentence(request, sentence)
+            if request.last_started is None:
+                # Nothing to say (blank text): an empty audio cycle all the same, as for a
+                # one-shot; Home Assistant builds its WAV from audio-start (else: no file).
+                self._reply(*empty_cycle(self.ctx.settings.sample_rate))
         elif request.active and stream.compat_text is None and stream.collected:
             # Streaming disabled and no compatibility copy came: speak the collected text.
             await self._start_one_shot("".join(stream.collected), None,
