@@ -8,6 +8,7 @@ voice saved in a pipeline and later removed from the server (or mistyped in a
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -60,6 +61,21 @@ async def test_unknown_voice_is_spoken_with_a_warning(ha: HomeAssistantWithServe
     warnings = [line for line in ha.server.log.splitlines()
                 if line.startswith("WARNING") and UNKNOWN_VOICE in line]
     assert warnings, "the server did not warn about the unknown voice"
+
+
+async def test_unknown_voice_of_a_german_pipeline_speaks_german(
+        ha: HomeAssistantWithServer) -> None:
+    """A German pipeline's saved voice, since removed: the server picks a German voice (the
+    name's ``de-`` prefix; Home Assistant never sends the language) and says so."""
+    removed = "de-removed-voice"
+    extension, data = await speak(ha.hass, ha.entity_id, "Das Licht ist an.", language="de",
+                                  options={"voice": removed, "preferred_format": "wav"})
+    assert extension == "wav"
+    assert read_wav(data).seconds > MIN_SECONDS
+    used = re.findall(r"^DEBUG:\S+:Stream with voice (\S+)$", ha.server.log, re.MULTILINE)
+    assert used and used[-1] in voice_ids(ha, "de"), used
+    assert any(line.startswith("WARNING") and removed in line and used[-1] in line
+               for line in ha.server.log.splitlines())
 
 
 async def test_unknown_voice_in_the_one_shot_client(ha: HomeAssistantWithServer) -> None:
