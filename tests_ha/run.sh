@@ -69,6 +69,8 @@ fi
          "to the python of a venv with pip install -e \".[cpu]\"" >&2
     exit 1
 }
+# Python 3.13.0's argparse warns about pytest's positional arguments (fixed in 3.13.1).
+export PYTHONWARNINGS="${PYTHONWARNINGS:+${PYTHONWARNINGS},}ignore:Do not expect file_or_dir:UserWarning"
 # Run from tests_ha/ (paths in the arguments are relative to it); none: all of tests_ha/.
 cd "${HERE}"
 exec "${HA_VENV}/bin/python" -m pytest -c pytest.ini "$@"
