@@ -1,7 +1,7 @@
 """Anchors built at start-up for some languages, and on first use for the rest.
 
 With a voice per preset and language (hundreds of designed voices), building every anchor
-at start-up would take hours on a CPU (about 20 s each at the real model size). So only
+at start-up would take hours on a CPU (20-55 s each at 16 steps, real model size). So only
 the voices of ``--preload-languages`` (default ``en``) and the default voice are anchored
 before the server is ready; the anchor of any other voice is loaded from the cache at
 start-up when it is there, else built the first time a request uses the voice, on the
@@ -57,7 +57,7 @@ def add_language_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LANGS",
         help="build the voice anchors of these languages before the server is ready "
              "(comma-separated ids such as en,de, 'all' or 'none'); other voices get theirs "
-             "on first use, about 20 s on a CPU at 16 steps (default: en)")
+             "on first use (tens of seconds on a CPU) (default: en)")
 
 
 def preloaded(preset: VoicePreset, languages: Iterable[str], default: str) -> bool:
