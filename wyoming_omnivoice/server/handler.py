@@ -222,6 +222,7 @@ class OmniVoiceEventHandler(Connection):
         request = self._new_request(Kind.STREAM, preset, ssml)
         splitter = SentenceSplitter(first_clause=self.ctx.settings.first_clause)
         self._stream = _Stream(request=request, splitter=splitter)
+        _LOGGER.debug("Stream with voice %s", preset.name)
         if self.ctx.settings.streaming and not self._admit(request):
             request.fail()
             self._reply(self._busy_error().event())
@@ -265,6 +266,10 @@ class OmniVoiceEventHandler(Connection):
         if request.active and self.ctx.settings.streaming:
             for sentence in stream.splitter.finish():
                 self._add_stream_sentence(request, sentence)
+            if request.last_started is None:
+                # Nothing to say (blank text): an empty audio cycle all the same, as for a
+                # one-shot; Home Assistant builds its WAV from audio-start (else: no file).
+                self._reply(*empty_cycle(self.ctx.settings.sample_rate))
         elif request.active and stream.compat_text is None and stream.collected:
             # Streaming disabled and no compatibility copy came: speak the collected text.
             await self._start_one_shot("".join(stream.collected), None,
