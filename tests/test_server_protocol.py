@@ -215,11 +215,13 @@ async def test_empty_and_whitespace_text(tiny_server: ServerProcess) -> None:
     async with AsyncClient.from_uri(tiny_server.uri) as client:
         for text in ("", "   \n\t ", "** 🙂 **"):
             events = await synthesize_once(client, text)
-            assert types_of(events) == ["audio-start", "audio-stop"], text
-        # A stream with nothing to say still has its (empty) audio cycle: Home Assistant
-        # builds the WAV it returns from audio-start.
+            assert types_of(events) == ["audio-start", "audio-chunk", "audio-stop"], text
+            assert set(AudioChunk.from_event(events[1]).audio) == {0}, text  # silence
+        # A stream with nothing to say still has its (silent) audio cycle: Home Assistant
+        # builds the WAV it returns from audio-start, and an mp3 needs a frame.
         events = await stream_once(client, ["  ", "\n"], compat=True)
-        assert types_of(events) == ["audio-start", "audio-stop", "synthesize-stopped"]
+        assert types_of(events) == ["audio-start", "audio-chunk", "audio-stop",
+                                    "synthesize-stopped"]
 
 
 async def test_describe_answers_while_another_connection_synthesizes(

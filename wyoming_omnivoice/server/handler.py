@@ -16,8 +16,8 @@ Protocol choices (see the README):
   name is spoken with the best voice for the request's language (its language if given,
   else the default voice's), with a warning in the log. A voice given only by language: the
   default voice if it speaks it, else the first voice that does.
-- Empty or whitespace-only text (also after markdown/emoji cleanup): one-shot answers an
-  empty ``audio-start``/``audio-stop``; a stream answers only ``synthesize-stopped``.
+- Empty or whitespace-only text (also after markdown/emoji cleanup): an audio cycle with
+  20 ms of silence (one-shot; a stream then ``synthesize-stopped``).
 - ``text_format: ssml`` is not interpreted: tags are removed and the text spoken; other
   formats than ``text``/``ssml`` get an ``unsupported-text-format`` error. A voice
   ``speaker`` is ignored (OmniVoice voices have none).
@@ -52,7 +52,7 @@ from . import errors
 from .connection import Connection
 from .context import ServerContext
 from .errors import RequestError
-from .output import OrderedOutput, OutputOverflow, empty_cycle
+from .output import OrderedOutput, OutputOverflow, empty_cycle, silent_cycle
 from .request_input import VoiceWish, check_text_format, voice_wish
 from .requests import Kind, PcmBuffer, Piece, Reply, Request, RequestState
 from .voices import VoicePreset
@@ -194,7 +194,7 @@ class OmniVoiceEventHandler(Connection):
             return
         if not pieces:
             _LOGGER.debug("Nothing to say in %r", text)
-            self._reply(*empty_cycle(self.ctx.settings.sample_rate))
+            self._reply(*silent_cycle(self.ctx.settings.sample_rate))
             return
         request = self._new_request(Kind.ONE_SHOT, preset, ssml)
         if not self._admit(request):
@@ -267,9 +267,9 @@ class OmniVoiceEventHandler(Connection):
             for sentence in stream.splitter.finish():
                 self._add_stream_sentence(request, sentence)
             if request.last_started is None:
-                # Nothing to say (blank text): an empty audio cycle all the same, as for a
+                # Nothing to say (blank text): a silent audio cycle all the same, as for a
                 # one-shot; Home Assistant builds its WAV from audio-start (else: no file).
-                self._reply(*empty_cycle(self.ctx.settings.sample_rate))
+                self._reply(*silent_cycle(self.ctx.settings.sample_rate))
         elif request.active and stream.compat_text is None and stream.collected:
             # Streaming disabled and no compatibility copy came: speak the collected text.
             await self._start_one_shot("".join(stream.collected), None,

@@ -43,8 +43,25 @@ def audio_start_event(rate: int) -> Event:
 
 
 def empty_cycle(rate: int) -> list[Event]:
-    """An audio cycle without audio: the ending of a one-shot request with nothing to say."""
+    """An audio cycle without audio: the ending of a request that is declined."""
     return [audio_start_event(rate), AudioStop().event()]
+
+
+#: Length of the silence that answers a request with nothing to say (blank text).
+NOTHING_TO_SAY_SECONDS = 0.02
+
+
+def silent_cycle(rate: int) -> list[Event]:
+    """The answer to a request with nothing to say: an audio cycle with a few ms of silence.
+
+    Not an empty cycle: Home Assistant converts the audio it receives (to mp3 by default)
+    and tags the file it caches; an mp3 made of no samples has no MPEG frame, so tagging
+    it logs an error in Home Assistant. 20 ms of silence gives a valid file of each format.
+    """
+    samples = max(1, int(rate * NOTHING_TO_SAY_SECONDS))
+    chunk = AudioChunk(rate=rate, width=SAMPLE_WIDTH, channels=CHANNELS,
+                       audio=bytes(samples * SAMPLE_WIDTH * CHANNELS))
+    return [audio_start_event(rate), chunk.event(), AudioStop().event()]
 
 
 class OrderedOutput:
