@@ -24,8 +24,10 @@ import hashlib
 import io
 import lzma
 import shutil
+import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -57,6 +59,10 @@ PINS = {
     "proces-0.1.7-py3-none-any.whl":
         "308325bbc96877263f06e57e5e9c760c4b42cc722887ad60be6b18fc37d68762",
 }
+#: NVIDIA's cuobjdump, to check the stripped library (not carried; see check_cubins).
+CUOBJDUMP_WHEEL = ("nvidia_cuda_cuobjdump-13.5.37-py3-none-manylinux2014_x86_64."
+                   "manylinux_2_17_x86_64.whl")
+CUOBJDUMP_SHA256 = "38780fee50863252a0b8926357faa91615ca1c8346490563f33a06100cd73f58"
 CUDA_PROVIDER_SO = "onnxruntime/capi/libonnxruntime_providers_cuda.so"
 #: Not needed by the Python API (only C API users load libonnxruntime.so; no TensorRT there).
 ORT_DROPPED = ("onnxruntime/capi/libonnxruntime.so.1.30.0",
@@ -204,6 +210,35 @@ def stash(kit: Path, store: Path) -> list[str]:
     return copied
 
 
+def cubins(cuobjdump: Path, library: Path, arch: str) -> list[str]:
+    """sha256 of each ``arch`` cubin NVIDIA's cuobjdump extracts from ``library``, sorted."""
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run([str(cuobjdump), "--extract-elf", "all", str(library.resolve())],
+                       cwd=folder, check=True, capture_output=True)
+        return sorted(sha256_of(p) for p in Path(folder).glob(f"*.{arch}.cubin"))
+
+
+def check_cubins(wheel_dir: Path, original: Path, stripped: Path) -> None:
+    """NVIDIA's cuobjdump must read the stripped library and find every sm_90 cubin of the
+    original, byte for byte."""
+    wheel = wheel_dir / CUOBJDUMP_WHEEL
+    if not wheel.is_file():
+        print(f"(no {wheel.name}: stripped library not checked with cuobjdump)")
+        return
+    if sha256_of(wheel) != CUOBJDUMP_SHA256:
+        raise KitError(f"{wheel}: sha256 differs from the pin")
+    tool_dir = wheel_dir / "cuobjdump"
+    unpack_wheel(wheel, tool_dir)
+    tool = tool_dir / "nvidia" / "cu13" / "bin" / "cuobjdump"
+    tool.chmod(0o755)
+    before, after = cubins(tool, original, "sm_90a"), cubins(tool, stripped, "sm_90a")
+    if not before or before != after:
+        raise KitError(f"stripped CUDA provider: {len(after)} sm_90a cubins, original "
+                       f"{len(before)}, or their bytes differ")
+    print(f"cuobjdump: the stripped CUDA provider holds all {len(after)} sm_90a cubins of "
+          "the original, byte for byte")
+
+
 def build(wheel_dir: Path, kit: Path) -> None:
     check_pins(wheel_dir)
     staging = kit / "staging"
@@ -213,9 +248,14 @@ def build(wheel_dir: Path, kit: Path) -> None:
     ort_site, py_site = staging / "ort", staging / "py"
     unpack_wheel(wheel_dir / ORT_WHEEL, ort_site, drop=ORT_DROPPED)
     so = ort_site / CUDA_PROVIDER_SO
-    data = bytearray(so.read_bytes())
+    original = staging / "original_cuda_provider.so"
+    so.rename(original)
+    data = bytearray(original.read_bytes())
     stats = fatbin.strip(data, KEEP_ARCHS)
     so.write_bytes(bytes(data))
+    del data
+    check_cubins(wheel_dir, original, so)
+    original.unlink()
     kept = sum(stats["kept"].values()) / 1e6
     dropped = sum(stats["dropped"].values()) / 1e6
     print(f"CUDA provider: kept {kept:.1f} MB of sm_90 kernels, zeroed {dropped:.1f} MB")
@@ -257,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "requirements":
-            for name in PINS:
+            for name in [*PINS, CUOBJDUMP_WHEEL]:
                 dist, version = name.split("-")[:2]
                 print(f"{name} {dist.replace('_', '-')}=={version}")
         elif args.command == "build":
