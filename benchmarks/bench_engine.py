@@ -2,6 +2,7 @@
 """Engine benchmark: our onnxruntime engine against upstream PyTorch on the same weights.
 
     python benchmarks/bench_engine.py --preset mid                # CPU, builds bench-out/mid
+    python benchmarks/bench_engine.py --preset real --out /work/bench-out   # CPU targets
     python benchmarks/bench_engine.py --preset real --device cuda --precision fp16
     python benchmarks/bench_engine.py --model-dir DIR --no-upstream   # any model directory
 
@@ -18,6 +19,11 @@ model under ``DIR/upstream``; later runs reuse it. Printed, side by side in one 
    the whole text), and the real-time factor;
 4. throughput with 1/4/8 concurrent requests decoded as one batch;
 5. peak host memory (and GPU memory on CUDA).
+
+``--preset real`` on the CPU without ``--sections`` runs the prepared-backbone targets instead
+(:mod:`bench_targets`: published vs prepared fp32 vs int8 forwards, a short reply with the
+CPU defaults vs upstream at 32 steps, first audio of a two-sentence reply), with prepared
+variants stored under ``--prepared-dir`` (default ``OUT/engine/prepared``).
 
 Figures are medians. Nothing here is a test: take final figures on a quiet machine.
 """
@@ -117,9 +123,6 @@ def ensure_model(args: argparse.Namespace) -> Path:
         logger.info("building %s model in %s (once)", args.preset, model_dir)
         subprocess.run([sys.executable, str(REPO / "tools" / "build_fixtures.py"),
                         "--preset", args.preset, "--out", str(model_dir)], check=True)
-    if args.precision == "fp16" and not (model_dir / "llm_backbone_fp16.onnx").is_file():
-        subprocess.run([sys.executable, "-m", "wyoming_omnivoice.convert", "--fp16",
-                        str(model_dir), "--no-verify"], check=True, cwd=REPO)
     return model_dir
 
 
@@ -249,7 +252,8 @@ def section_backbone(engine: Engine, upstream: Upstream | None, lengths: list[in
     print(f"{'batch':>6}{'length':>8}{'ours ms':>10}{'torch ms':>10}{'ratio':>7}"
           f"{'file ms':>10}{'ours/file':>10}")
     backbone = engine.decoder.backbone
-    as_published = Graph(engine.paths.backbone, engine._providers, threads=engine._threads)
+    as_published = Graph(engine.paths.backbone, engine.graphs.providers,
+                         threads=engine.graphs.threads)
     hidden = engine.hidden_size
     rng = np.random.default_rng(0)
     for batch in batches:
@@ -376,17 +380,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--model-dir", type=Path, default=None,
                         help="use this model directory instead of building a preset")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    parser.add_argument("--precision", choices=("fp32", "fp16"), default="fp32")
+    parser.add_argument("--precision", choices=("fp32", "int8", "fp16", "published", "auto"),
+                        default="fp32")
+    parser.add_argument("--prepared-dir", type=Path, default=None,
+                        help="where prepared backbones go (default: beside the model; "
+                             "OUT/engine/prepared for the --preset real targets)")
     parser.add_argument("--layout", choices=("auto", "packed", "rows", "split"), default="auto")
     parser.add_argument("--io-binding", action=argparse.BooleanOptionalAction, default=None)
     parser.add_argument("--buckets", action=argparse.BooleanOptionalAction, default=None)
-    parser.add_argument("--cuda-graph", action="store_true")
+    parser.add_argument("--cuda-graph", action=argparse.BooleanOptionalAction, default=None,
+                        help="CUDA graphs per bucket (default: on with a prepared backbone)")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--steps", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="runs per figure (default 3; 2 for the --preset real targets)")
     parser.add_argument("--no-upstream", action="store_true",
                         help="skip the PyTorch side (no torch, or no DIR/upstream)")
-    parser.add_argument("--sections", default="utterance,backbone,first_audio,throughput")
+    parser.add_argument("--sections", default=None,
+                        help="utterance,backbone,first_audio,throughput (the default; "
+                             "--preset real on the CPU: the targets run)")
     parser.add_argument("--lengths", default="64,96,128,256,512")
     parser.add_argument("--batches", default="1,4")
     parser.add_argument("--concurrency", default="1,4,8")
@@ -400,13 +412,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logger.setLevel(logging.INFO)
+    logging.getLogger("wyoming_omnivoice.engine.prepare").setLevel(logging.INFO)
     model_dir = ensure_model(args)
+    if args.sections is None and args.preset == "real" and args.device == "cpu" \
+            and args.model_dir is None:
+        return run_real_targets(args, model_dir)
+    args.sections = args.sections or "utterance,backbone,first_audio,throughput"
+    args.repeats = args.repeats or 3
     report: dict[str, Any] = {"model": str(model_dir), "device": args.device,
                               "precision": args.precision, "steps": args.steps}
     base_rss = rss_mib()
     start = time.perf_counter()
     engine = Engine.load(model_dir, device=args.device, precision=args.precision,
-                         layout=args.layout, threads=args.threads, io_binding=args.io_binding,
+                         prepared_dir=args.prepared_dir, layout=args.layout,
+                         threads=args.threads, io_binding=args.io_binding,
                          buckets=args.buckets, cuda_graph=args.cuda_graph)
     load_s = time.perf_counter() - start
     start = time.perf_counter()
@@ -449,6 +468,26 @@ def main(argv: list[str] | None = None) -> int:
           f"RSS {peak_rss_mib():.0f} MiB (includes torch when upstream ran)"
           + (f"; GPU memory {gpu:.0f} MiB" if gpu is not None else ""))
     report.update(peak_rss_mib=peak_rss_mib(), gpu_mib=gpu)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def run_real_targets(args: argparse.Namespace, model_dir: Path) -> int:
+    from bench_targets import run_targets
+
+    prepared_dir = args.prepared_dir or args.out / "engine" / "prepared"
+    report: dict[str, Any] = {"model": str(model_dir), "prepared_dir": str(prepared_dir)}
+    upstream_dir = model_dir / "upstream"
+
+    def upstream() -> Upstream | None:
+        if args.no_upstream or not upstream_dir.is_dir():
+            print(f"(upstream skipped: {upstream_dir})")
+            return None
+        return Upstream(upstream_dir, "cpu", args.threads)
+
+    run_targets(model_dir, prepared_dir, upstream, args.repeats or 2, args.threads, report)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

@@ -11,7 +11,8 @@ import pytest
 from onnx import TensorProto
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.convert import FP32_OPS, main, verify
+from wyoming_omnivoice.convert import main, verify
+from wyoming_omnivoice.engine.fp16_calibrate import FP32_OPS
 
 TINY = Path(__file__).parent / "fixtures" / "models" / "tiny"
 

@@ -26,9 +26,13 @@ def case_id(case: dict[str, Any]) -> str:
     return f"{case['name']}-config{case['config']}"
 
 
-@pytest.fixture(scope="module", params=["packed", "rows", "split"])
+@pytest.fixture(scope="module", params=[("packed", "fp32"), ("rows", "fp32"), ("split", "fp32"),
+                                        ("packed", "published")],
+                ids=lambda p: "-".join(p))
 def engine(request: pytest.FixtureRequest) -> Engine:
-    return Engine.load(TINY, device="cpu", layout=request.param)
+    """Every layout on the prepared fp32 backbone (the default), and the published file."""
+    layout, precision = request.param
+    return Engine.load(TINY, device="cpu", layout=layout, precision=precision)
 
 
 def options_of(case: dict[str, Any]) -> DecodeOptions:

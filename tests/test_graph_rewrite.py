@@ -98,8 +98,12 @@ def test_anything_else_is_left_alone(change: dict[str, object]) -> None:
 
 def test_engine_loads_the_rewritten_backbone(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.DEBUG, logger="wyoming_omnivoice.engine.graphs"):
-        engine = Engine.load(TINY, device="cpu")
+        engine = Engine.load(TINY, device="cpu", precision="published")
     layers = op_count(onnx.load(str(BACKBONE), load_external_data=False), "Softmax")
     assert f"removed {layers} softmax NaN guards" in caplog.text
+    # The prepared backbones (the default) are written without them.
+    assert Engine.load(TINY, device="cpu").graphs.backbone.path.parent.name.startswith("fp32-")
+    from wyoming_omnivoice.engine.prepare import prepare_backbone
+    assert prepare_backbone(TINY, "fp32").info["nan_guards_removed"] == layers
     codes = engine.generate_codes("Hello there.", options=DecodeOptions(num_step=4))
     assert codes.shape[0] == 8 and codes.min() >= 0 and codes.max() < 1024

@@ -274,7 +274,7 @@ def test_cuda_failure_falls_back_to_cpu_only_with_auto(monkeypatch: pytest.Monke
 
     real = sessions.choose_providers
 
-    def broken_gpu(device: str) -> ProviderChoice:
+    def broken_gpu(device: str, **_options: bool) -> ProviderChoice:
         if device == "cpu":
             return real(device)
         return ProviderChoice("cuda", ("NoSuchGpuExecutionProvider",))

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from . import model_files
 from .decoder import (
     BUCKETS,
     DecodeItem,
@@ -33,6 +32,8 @@ from .iobinding import StepRunner
 from .languages import resolve_language
 from .model_files import ModelPaths
 from .postprocess import cross_fade_chunks, post_process
+from .precision import VARIANTS, check_precision, resolve_precision
+from .prepare import NotPreparable, prepare_backbone
 from .prompt import PromptBuilder
 from .reference import ReferenceEncoder, VoicePrompt
 from .scoring import MASK_ID, NUM_CODEBOOKS
@@ -47,7 +48,6 @@ SAMPLES_PER_FRAME = SAMPLE_RATE // FRAME_RATE
 #: Upstream chunks text whose estimate exceeds 30 s into pieces of about 15 s.
 CHUNK_THRESHOLD_FRAMES = 30 * FRAME_RATE
 CHUNK_DURATION_S = 15.0
-PRECISIONS = ("fp32", "fp16")
 #: Row-count buckets used with CUDA graphs (each captured graph has one fixed shape).
 ROW_BUCKETS = (1, 2, 4, 8, 16)
 #: A Home Assistant reply at the 60-character limit of a "short" reply, for warm-up.
@@ -96,9 +96,12 @@ class Engine:
         layout: str = "auto",
         io_binding: bool | None = None,
         buckets: bool | None = None,
+        precision: str = "published",
     ) -> None:
         """An engine over loaded graphs (see :meth:`load`)."""
         self.paths = paths
+        #: The backbone variant in use (see :mod:`.precision`).
+        self.precision = precision
         self.graphs = graphs
         self.prompts = PromptBuilder(paths.tokenizer)
         self.vocoder = graphs.vocoder
@@ -117,6 +120,7 @@ class Engine:
             graphs.embeddings, backbone, graphs.scorer(False, True), graphs.scorer,
             graphs.hidden_size, layout=layout, runner=runner, buckets=bucket_set,
             row_buckets=ROW_BUCKETS if backbone.cuda_graph and use_buckets else None,
+            max_positions=graphs.max_positions,
         )
         self.hidden_size = graphs.hidden_size
         if graphs.providers.device == "cuda" and not on_cuda:
@@ -130,10 +134,10 @@ class Engine:
         # added while serving): its sessions are its own, only their creation is guarded.
         self._reference_lock = threading.Lock()
         _LOGGER.info(
-            "OmniVoice engine ready on %s (hidden %d, layout %s, io binding %s, buckets %s, "
-            "CUDA graphs %s, model %s)",
-            self.device.upper(), self.hidden_size, layout, runner is not None, use_buckets,
-            backbone.cuda_graph, paths.root,
+            "OmniVoice engine ready on %s (backbone %s, hidden %d, layout %s, io binding %s, "
+            "buckets %s, CUDA graphs %s, model %s)",
+            self.device.upper(), precision, self.hidden_size, layout, runner is not None,
+            use_buckets, backbone.cuda_graph, paths.root,
         )
 
     @classmethod
@@ -147,29 +151,46 @@ class Engine:
         threads: int | None = None,
         io_binding: bool | None = None,
         buckets: bool | None = None,
-        cuda_graph: bool = False,
+        cuda_graph: bool | None = None,
+        allow_tf32: bool = False,
+        prepared_dir: Path | None = None,
+        cache_dir: Path | None = None,
     ) -> Engine:
         """Load a model directory (see :mod:`.model_files`) on ``auto``/``cuda``/``cpu``.
 
-        ``precision="fp16"`` loads ``llm_backbone_fp16.onnx`` written by
-        ``python -m wyoming_omnivoice.convert --fp16 MODEL_DIR``. ``io_binding`` and
-        ``buckets`` default to on for CUDA and off for CPU; ``cuda_graph`` (CUDA only,
-        experimental) captures one CUDA graph per bucket shape.
+        ``precision`` (see :mod:`.precision`): ``fp32`` (exact, the default), ``int8``,
+        ``fp16``, ``auto`` (the device's default) run a backbone prepared once by
+        :mod:`.prepare` beside the model (``prepared_dir`` overrides where; ``cache_dir`` is
+        used when the model folder is read-only); ``published`` runs the published file.
+        ``io_binding`` and ``buckets`` default to on for CUDA and off for CPU;
+        ``cuda_graph`` (CUDA only) captures one CUDA graph per bucket shape, by default
+        with a prepared backbone. ``allow_tf32`` lets CUDA multiply fp32 in TF32 (faster,
+        not exact; off by default).
         """
-        if precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
-        backbone = model_files.BACKBONE if precision == "fp32" else model_files.BACKBONE_FP16
-        paths = ModelPaths.from_dir(model_dir, backbone=backbone)
-        providers = choose_providers(device)
+        check_precision(precision)
+        paths = ModelPaths.from_dir(model_dir)
+        providers = choose_providers(device, allow_tf32=allow_tf32)
         if device == "auto":
             _LOGGER.info("device auto: trying %s", providers.device.upper())
+        precision = resolve_precision(precision, providers.device)
+        prepared = None
+        if precision in VARIANTS:
+            try:
+                prepared = prepare_backbone(paths, precision, root=prepared_dir,
+                                            cache_dir=cache_dir)
+            except NotPreparable as err:  # loading the file as published says what is wrong
+                _LOGGER.warning("%s; loading the backbone as published", err)
+                precision = "published"
+        if cuda_graph is None:
+            cuda_graph = prepared is not None
         # The fused SkipSimplifiedLayerNormalization of CUDA returns zeros for large fp16
         # inputs (onnxruntime#29034); keep the fp16 backbone's RMSNorm unfused there.
         disabled = ("SkipLayerNormFusion",) if precision == "fp16" and \
             providers.device == "cuda" else ()
-        graphs = load_graphs(paths, providers, threads=threads, cuda_graph=cuda_graph,
-                             disabled_optimizers=disabled)
-        return cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets)
+        graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
+                             cuda_graph=cuda_graph, disabled_optimizers=disabled)
+        return cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
+                   precision=precision)
 
     def warm_up(self, lengths: Sequence[int] | None = None,
                 batch_sizes: Sequence[int] = (1,)) -> int:

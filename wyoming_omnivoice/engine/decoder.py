@@ -290,6 +290,7 @@ class Decoder:
         runner: Any = None,
         buckets: tuple[int, ...] | None = None,
         row_buckets: tuple[int, ...] | None = None,
+        max_positions: int | None = None,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
@@ -308,6 +309,8 @@ class Decoder:
         self.runner = runner
         self.buckets = buckets
         self.row_buckets = row_buckets
+        #: Longest backbone input the graph accepts (a prepared backbone's rotary table).
+        self.max_positions = max_positions
         self.last_stats = DecodeStats()
 
     def _scorer(self, *, sampling: bool, guided: bool) -> Graph:
@@ -406,6 +409,11 @@ class Decoder:
         layout = self.layout_for(prompts)
         padded, pad_rows = self.shape_for(prompts, pad_to, layout)
         batch = _Batch(prompts, layout, padded, pad_rows)
+        longest = max(grid.length for grid in batch.grids)
+        if self.max_positions is not None and longest > self.max_positions:
+            raise ValueError(f"this request needs {longest} positions, more than the "
+                             f"{self.max_positions} the backbone supports; shorten the text "
+                             "or the voice reference")
         stats.layout = layout
         stats.grids = [(grid.rows, grid.length) for grid in batch.grids]
         size = len(items)

@@ -18,10 +18,12 @@ from typing import Any
 import numpy as np
 import onnx
 
+from .cuda_graphs import capture_failure_message, placement_of
 from .graph_rewrite import strip_nan_guards
 from .model_files import CAUSAL_DECODER_HELP, ModelError, ModelPaths
+from .prepare import PreparedBackbone
 from .scoring import MASK_ID, NUM_CODEBOOKS, build_scoring_model
-from .sessions import Graph, ProviderChoice, describe_placement
+from .sessions import Graph, ProviderChoice
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -42,6 +44,8 @@ class GraphSet:
     hidden_size: int
     providers: ProviderChoice
     threads: int | None = None
+    #: Longest input of a prepared backbone (its rotary table); None: no limit.
+    max_positions: int | None = None
     _scorers: dict[tuple[bool, bool], Graph] = field(default_factory=dict, repr=False)
 
     @property
@@ -72,44 +76,54 @@ class GraphSet:
 
 
 def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
-                backbone: Path | None = None, threads: int | None = None,
-                cuda_graph: bool = False, disabled_optimizers: tuple[str, ...] = ()
-                ) -> GraphSet:
-    """Open and check every graph of ``paths``; ``backbone`` overrides the backbone file
-    (a prepared variant) and ``disabled_optimizers`` applies to its session."""
+                backbone: Path | None = None, prepared: PreparedBackbone | None = None,
+                threads: int | None = None, cuda_graph: bool = False,
+                disabled_optimizers: tuple[str, ...] = ()) -> GraphSet:
+    """Open and check every graph of ``paths``; ``backbone`` overrides the backbone file,
+    ``prepared`` replaces it by a prepared variant, and ``disabled_optimizers`` applies to
+    its session."""
     embeddings = Graph(paths.embeddings, providers, threads=threads)
     embeddings.require(["input_ids", "audio_mask"], ["inputs_embeds"], exact=True)
     backbone_graph = load_backbone(backbone or paths.backbone, providers, threads,
                                    cuda_graph=cuda_graph,
-                                   disabled_optimizers=disabled_optimizers)
+                                   disabled_optimizers=disabled_optimizers,
+                                   prepared=prepared)
     hidden_size = _hidden_size(backbone_graph, embeddings)
     heads = _load_heads(paths.heads)
     vocoder = Graph(paths.vocoder, providers, threads=threads)
     vocoder.require(["codes"], ["waveform_24k"], exact=True)
     graphs = GraphSet(embeddings=embeddings, backbone=backbone_graph, vocoder=vocoder,
                       heads=heads, heads_path=paths.heads, hidden_size=hidden_size,
-                      providers=providers, threads=threads)
+                      providers=providers, threads=threads,
+                      max_positions=prepared.max_positions if prepared else None)
     graphs.scorer(False, True)  # the default scorer is checked at load time
-    check_bidirectional(backbone_graph, hidden_size)
+    if prepared is None or not prepared.info.get("bidirectional_checked"):
+        check_bidirectional(backbone_graph, hidden_size)
     return graphs
 
 
 def load_backbone(path: Path, providers: ProviderChoice, threads: int | None,
-                  *, cuda_graph: bool = False, disabled_optimizers: tuple[str, ...] = ()
-                  ) -> Graph:
+                  *, cuda_graph: bool = False, disabled_optimizers: tuple[str, ...] = (),
+                  prepared: PreparedBackbone | None = None) -> Graph:
     """The backbone session, checked: bidirectional contract, bool 4-D mask."""
     backbone = None
-    rewritten = _backbone_without_nan_guards(path)
     source: dict[str, Any] = {"disabled_optimizers": disabled_optimizers}
-    if rewritten is not None:
-        source.update(model_bytes=rewritten, external_data_dir=path.parent)
+    if prepared is not None:
+        path = prepared.path
+        source.update(model_bytes=prepared.model_bytes(),
+                      external_data_dir=prepared.weights_dir,
+                      label=f"{prepared.variant} backbone ({prepared.path.parent.name})")
+    else:
+        rewritten = _backbone_without_nan_guards(path)
+        if rewritten is not None:
+            source.update(model_bytes=rewritten, external_data_dir=path.parent)
     if cuda_graph and providers.device == "cuda":
         try:
             backbone = Graph(path, providers, threads=threads, cuda_graph=True, **source)
         except ModelError as err:
-            _LOGGER.warning("CUDA graphs unavailable for the backbone %s: %s. Running "
-                            "without; %s", path.name, err.__cause__ or err,
-                            describe_placement(path, providers, **source))
+            _LOGGER.warning("%s", capture_failure_message(
+                source.get("label", path.name), err.__cause__ or err,
+                placement_of(path, providers, **source)))
     if backbone is None:
         backbone = Graph(path, providers, threads=threads, **source)
     if any(name.startswith("past_key_values") for name in backbone.inputs):

@@ -142,6 +142,30 @@ class StepRunner:
 class BoundStep:
     """The bindings of one decode: call :meth:`run` once per step."""
 
+    backbone_options: Any
+
+    def _run_backbone(self) -> None:
+        """The backbone on the bound buffers; a CUDA graph capture that fails at run time
+        is logged with its reason and this shape runs without a graph from then on."""
+        runner = self.runner
+        try:
+            runner.backbone.session.run_with_iobinding(self.backbone_binding,
+                                                       self.backbone_options)
+        except Exception as err:
+            if self.buf.graph_id < 0:
+                raise
+            from .cuda_graphs import capture_failure_message
+
+            _LOGGER.warning("%s", capture_failure_message(
+                runner.backbone.label, err,
+                f"capture failed on its first run at shape {self.grid.rows}x"
+                f"{self.grid.length}"))
+            self.buf.graph_id = -1
+            self.backbone_options = runner.ort.RunOptions()
+            self.backbone_options.add_run_config_entry("gpu_graph_id", "-1")
+            runner.backbone.session.run_with_iobinding(self.backbone_binding,
+                                                       self.backbone_options)
+
     def __init__(self, runner: StepRunner, batch: Any, scorer: Graph, guidance: np.ndarray,
                  want: list[str]) -> None:
         ort = runner.ort
@@ -207,8 +231,7 @@ class BoundStep:
         if self.cast_in is not None:
             runner._embed_caster.session.run_with_iobinding(self.cast_in)  # type: ignore[union-attr]
         t1 = time.perf_counter()
-        runner.backbone.session.run_with_iobinding(self.backbone_binding,
-                                                   self.backbone_options)
+        self._run_backbone()
         if self.cast_out is not None:
             runner._hidden_caster.session.run_with_iobinding(self.cast_out)  # type: ignore[union-attr]
         t2 = time.perf_counter()

@@ -252,24 +252,6 @@ def node_placement(session: Any) -> list[tuple[str, str, str]]:
     return placed
 
 
-def describe_placement(path: Path, providers: ProviderChoice, *, limit: int = 8,
-                       **source: Any) -> str:
-    """Why a graph cannot be captured whole: its nodes outside the CUDA provider and its
-    Memcpy nodes, read from a session made without capture. ``source`` as for Graph."""
-    try:
-        graph = Graph(path, providers, record_placement=True, **source)
-        placed = node_placement(graph.session)
-    except Exception as err:  # the reason is only for the log
-        return f"node placement unavailable ({err})"
-    outside = [(ep, op, name) for ep, op, name in placed
-               if ep != CUDA_PROVIDER or op.startswith("Memcpy")]
-    if not outside:
-        return f"all {len(placed)} nodes are on {CUDA_PROVIDER}, no Memcpy"
-    shown = ", ".join(f"{name} ({op}) on {ep}" for ep, op, name in outside[:limit])
-    more = f" and {len(outside) - limit} more" if len(outside) > limit else ""
-    return f"{len(outside)} of {len(placed)} nodes are not CUDA compute nodes: {shown}{more}"
-
-
 def _spec(node: Any) -> TensorSpec:
     dtype = _ORT_TO_NUMPY.get(node.type)
     if dtype is None:

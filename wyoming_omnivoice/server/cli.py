@@ -24,6 +24,7 @@ from wyoming_omnivoice import __version__
 from . import startup
 from .connection import ConnectionLimits
 from .context import LiveState, RequestSlots, ServerContext, ServerPolicy, ServerSettings
+from .engine_flags import add_engine_arguments, num_steps_for, num_steps_problem
 from .errors import StartupError
 from .request_builder import make_request_factory
 from .serve import serve
@@ -59,17 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="model manifest JSON to download from instead of the built-in one")
     parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto",
                         help="inference device (default: %(default)s: CUDA when usable)")
-    parser.add_argument("--precision", choices=("fp32", "fp16"), default="fp32",
-                        help="backbone precision: fp16 uses llm_backbone_fp16.onnx made by "
-                             "'python -m wyoming_omnivoice.convert --fp16 MODEL_DIR' (GPU; "
-                             "default: %(default)s)")
+    add_engine_arguments(parser)  # --precision, --num-steps, --allow-tf32
     parser.add_argument("--voice", default=DEFAULT_VOICE,
                         help="default voice when a request names none (default: %(default)s)")
     parser.add_argument("--voices-file", type=Path, default=None,
                         help="YAML file with your own voice presets (add or override)")
-    parser.add_argument("--num-steps", type=int, default=32,
-                        help="diffusion steps per decode, 1-128 (default: %(default)s; 16 is "
-                             "faster with little quality loss)")
     parser.add_argument("--guidance-scale", type=float, default=2.0,
                         help="classifier-free guidance scale, 0-10 (default: %(default)s)")
     parser.add_argument("--samples-per-chunk", type=int, default=1024,
@@ -140,7 +135,7 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.zeroconf is not None and uri.scheme != "tcp":
         raise StartupError("--zeroconf needs a tcp:// URI")
     checks: list[tuple[bool, str]] = [
-        (1 <= args.num_steps <= 128, f"--num-steps {args.num_steps}: use 1 to 128"),
+        (num_steps_problem(args) is None, str(num_steps_problem(args))),
         (0.0 <= args.guidance_scale <= 10.0,
          f"--guidance-scale {args.guidance_scale}: use 0 to 10"),
         (64 <= args.samples_per_chunk <= 48000,
@@ -191,8 +186,10 @@ def start(args: argparse.Namespace) -> int:
     catalog, failed_folders = startup.load_catalog(args)
     include_cloning = any(preset.is_cloned for preset in catalog)
     model_dir = startup.resolve_model_dir(args, include_cloning)
-    engine = startup.load_engine(model_dir, args.device, args.precision)
-    options = DecodeOptions(num_step=args.num_steps, guidance_scale=args.guidance_scale)
+    engine = startup.load_engine(model_dir, args.device, args.precision,
+                                 allow_tf32=args.allow_tf32, cache_dir=args.data_dir)
+    options = DecodeOptions(num_step=num_steps_for(args, engine.device),
+                            guidance_scale=args.guidance_scale)
     served, assets = prepare_voices(engine, catalog, args.voice, args.data_dir, options,
                                     batch_size=args.max_batch_size)
     failed_folders |= set(catalog.names) - set(served.names)

@@ -80,8 +80,13 @@ def resolve_model_dir(args: argparse.Namespace, include_cloning: bool) -> Path:
         raise StartupError(str(err)) from None
 
 
-def load_engine(model_dir: Path, device: str, precision: str = "fp32") -> Engine:
+def load_engine(model_dir: Path, device: str, precision: str = "auto", *,
+                allow_tf32: bool = False, cache_dir: Path | None = None) -> Engine:
     """Load the engine; with ``--device auto`` a GPU that fails falls back to the CPU, loudly.
+
+    ``precision`` ``auto`` takes the default of the device the engine lands on (so a
+    fallback to the CPU runs the CPU's); a missing prepared backbone is prepared first
+    (beside the model, or under ``cache_dir`` when the model folder is read-only).
 
     onnxruntime itself falls back to the CPU when the CUDA provider cannot start (missing
     CUDA/cuDNN libraries, no usable GPU) and only prints a notice; so the device the engine
@@ -95,7 +100,8 @@ def load_engine(model_dir: Path, device: str, precision: str = "fp32") -> Engine
     wanted_gpu = device == "cuda" or (device == "auto"
                                       and sessions.choose_providers("auto").device == "cuda")
     try:
-        engine = Engine.load(model_dir, device=device, precision=precision)
+        engine = Engine.load(model_dir, device=device, precision=precision,
+                             allow_tf32=allow_tf32, cache_dir=cache_dir)
     except ValueError as err:
         raise StartupError(str(err)) from None
     except (ModelError, RuntimeError) as err:
@@ -113,6 +119,7 @@ def load_engine(model_dir: Path, device: str, precision: str = "fp32") -> Engine
         return engine
     _LOGGER.error(_CPU_FALLBACK, reason)
     try:
-        return Engine.load(model_dir, device="cpu", precision=precision)
+        return Engine.load(model_dir, device="cpu", precision=precision,
+                           cache_dir=cache_dir)
     except (ModelError, ValueError, RuntimeError) as err:
         raise StartupError(str(err)) from None
