@@ -8,9 +8,10 @@
 #   run(command="bash benchmarks/gpu_check.sh call1", carry=["local/gpu-kit/call1"], timeout_s=480)
 #   run(command="bash benchmarks/gpu_check.sh call2", carry=["local/gpu-kit/call2"], timeout_s=480)
 # call1 (~5 min): stashes part 1 + small wheels, probes the machine, builds the real-size
-#   random model with tools/build_fixtures.py (torch, transformers and onnxscript are there;
-#   the 2.9 GB of weights cannot travel), prepares the backbone variants on the CPU, and
-#   runs upstream PyTorch on the GPU (gpu_upstream.py).
+#   random model with benchmarks/gpu_model.py (tools/build_fixtures.py's seeded weights, only
+#   the graphs the check runs; torch, transformers and onnxscript are there; 2.9 GB of
+#   weights cannot travel), prepares the backbone variants on the CPU, and runs upstream
+#   PyTorch on the GPU (gpu_upstream.py).
 # call2 (~4 min): joins the onnxruntime-gpu parts (sha256 per part and whole), then
 #   gpu_figures.py on CUDA: gates (device, node placement), capture per bucket, forwards,
 #   first audio, RTF, memory over 200 requests, agreements, upstream side by side.
@@ -77,10 +78,10 @@ PYEOF
 
 build_model() {  # the real-size random model, with the torch twin for upstream
   [ -f "$MODEL/llm_backbone_fp32.onnx" ] && { log "model already in $MODEL"; return 0; }
-  step "${BUILD_LIMIT:-300}" "build real-size random model (tools/build_fixtures.py)" \
-    "$PY" tools/build_fixtures.py --preset "${PRESET:-real}" --out "$MODEL" \
-    --no-goldens --no-variants && return 0
-  log "build_fixtures failed: numpy-only model instead (no upstream side by side)"
+  step "${BUILD_LIMIT:-300}" "build ${PRESET:-real}-size random model (benchmarks/gpu_model.py)" \
+    "${TORCH_PY:-$PY}" benchmarks/gpu_model.py --preset "${PRESET:-real}" --out "$MODEL" \
+    && return 0
+  log "gpu_model.py failed: numpy-only model instead (no upstream side by side)"
   rm -rf "$MODEL"
   step 200 "build random model (benchmarks/random_model.py)" \
     "$PY" benchmarks/random_model.py --out "$MODEL" --layers 28
@@ -130,7 +131,8 @@ call2() {
 
 dry_run() {  # here, on CPU: the kit's carry path, then the whole flow with small counts
   export GPU_WORK="${GPU_WORK:-/tmp/ov-gpu-dry}" DEVICE=cpu REPEATS=3 REQUESTS=10 STEPS=8
-  WORK="$GPU_WORK"; STORE="$WORK/kit"; MODEL="${2:-${GPU_MODEL_DIR:-/work/bench-out/gpu/mid}}"
+  WORK="$GPU_WORK"; STORE="$WORK/kit"; MODEL="${2:-${GPU_MODEL_DIR:-/work/bench-out/gpu/mid-kit}}"
+  PRESET="${PRESET:-mid}"; TORCH_PY="${DEV_PYTHON:-/work/devenv/bin/python}"
   rm -rf "$WORK"; mkdir -p "$WORK"
   [ -d local/gpu-kit/call1 ] || { log "no kit: run benchmarks/gpu_wheels.sh first"; return 1; }
   "$PY" benchmarks/gpu_kit.py stash local/gpu-kit/call1 "$STORE" || return 1
@@ -140,13 +142,14 @@ dry_run() {  # here, on CPU: the kit's carry path, then the whole flow with smal
     "$WORK/ort/onnxruntime/capi/libonnxruntime_providers_cuda.so") bytes (cp312: not \
 imported here)"
   "$PY" benchmarks/gpu_kit.py unpack-py local/gpu-kit/call1 "$WORK/py" || return 1
-  # the small wheels are for Python 3.12 there; here the venv has our own dependencies
+  # the small wheels are for Python 3.12 there; here the venvs have them
   probe
+  build_model || return 1
   prepare
   if [ -d "$MODEL/upstream" ]; then
-    step 600 "upstream PyTorch on the same weights (cpu)" env PYTHONPATH="$PWD" \
-      "${DEV_PYTHON:-/work/devenv/bin/python}" benchmarks/gpu_upstream.py "$MODEL" \
-      --device cpu --repeats 2 --steps "$STEPS" --json "$STORE/upstream.json"
+    step 900 "upstream PyTorch on the same weights (cpu)" env PYTHONPATH="$PWD" \
+      "$TORCH_PY" benchmarks/gpu_upstream.py "$MODEL" --device cpu --repeats 2 \
+      --steps "$STEPS" --json "$STORE/upstream.json"
   fi
   touch "$WORK/call1.done"
   step 900 "figures (cpu)" "$PY" benchmarks/gpu_figures.py "$MODEL" --device cpu \

@@ -18,6 +18,8 @@ sys.path.insert(0, str(REPO))
 
 from wyoming_omnivoice import Engine  # noqa: E402
 from wyoming_omnivoice.engine import graphs as graphs_module  # noqa: E402
+from wyoming_omnivoice.engine import precision as precision_module  # noqa: E402
+from wyoming_omnivoice.engine import prepare as prepare_module  # noqa: E402
 from wyoming_omnivoice.engine import sessions  # noqa: E402
 
 #: Graph ids of the check's own captures, far from the engine's bucket ids.
@@ -58,16 +60,25 @@ def session_providers(engine: Engine) -> dict[str, list[str]]:
     return {label: list(s.get_providers()) for label, s in engine_sessions(engine).items()}
 
 
+def backbone_source(engine: Engine) -> tuple[Path, dict[str, Any]]:
+    """The file and session source the engine's backbone was made from (as load_backbone)."""
+    precision = getattr(engine, "precision", "published")
+    if precision in getattr(precision_module, "VARIANTS", ()):
+        prepared = prepare_module.prepare_backbone(engine.paths, precision)
+        return prepared.path, {"model_bytes": prepared.model_bytes(),
+                               "external_data_dir": prepared.weights_dir}
+    path = engine.paths.backbone
+    rewritten = graphs_module._backbone_without_nan_guards(path)
+    if rewritten is None:
+        return path, {}
+    return path, {"model_bytes": rewritten, "external_data_dir": path.parent}
+
+
 def backbone_placement(engine: Engine) -> list[tuple[str, str, str]] | str:
     """Node placement of a session made like the engine's backbone, without capture."""
-    backbone = engine.decoder.backbone
-    source: dict[str, Any] = {}
-    rewrite = getattr(graphs_module, "_backbone_without_nan_guards", None)
     try:
-        rewritten = rewrite(backbone.path) if rewrite is not None else None
-        if rewritten is not None:
-            source.update(model_bytes=rewritten, external_data_dir=backbone.path.parent)
-        graph = sessions.Graph(backbone.path, engine.graphs.providers, record_placement=True,
+        path, source = backbone_source(engine)
+        graph = sessions.Graph(path, engine.graphs.providers, record_placement=True,
                                **source)
         return sessions.node_placement(graph.session)
     except Exception as err:

@@ -213,7 +213,7 @@ def stash(kit: Path, store: Path) -> list[str]:
 def cubins(cuobjdump: Path, library: Path, arch: str) -> list[str]:
     """sha256 of each ``arch`` cubin NVIDIA's cuobjdump extracts from ``library``, sorted."""
     with tempfile.TemporaryDirectory() as folder:
-        subprocess.run([str(cuobjdump), "--extract-elf", "all", str(library.resolve())],
+        subprocess.run([str(cuobjdump.resolve()), "--extract-elf", "all", str(library.resolve())],
                        cwd=folder, check=True, capture_output=True)
         return sorted(sha256_of(p) for p in Path(folder).glob(f"*.{arch}.cubin"))
 
