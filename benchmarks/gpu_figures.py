@@ -133,8 +133,10 @@ def speed(engine: Engine, steps: int, repeats: int, requests: int,
             marks[index + 1] = gpu_used_mib()
     mem.extend(marks.values())
     half, end = marks.get(requests // 2, float("nan")), marks.get(requests, float("nan"))
-    print(f"  GPU memory (device total): after warm-up {mem[0]:.0f} MiB, after "
-          f"{requests // 2} requests {half:.0f} MiB, after {requests} {end:.0f} MiB "
+    base = figures.get("gpu_mib_before_load", float("nan"))
+    print(f"  GPU memory (device total): before load {base:.0f} MiB, after warm-up "
+          f"{mem[0]:.0f} MiB, after {requests // 2} requests {half:.0f} MiB, after "
+          f"{requests} {end:.0f} MiB: this engine added {end - base:.0f} MiB "
           f"({time.perf_counter() - started:.1f} s)")
     figures.update(first_audio_p50_ms=p50, first_audio_p95_ms=p95,
                    rtf_single=statistics.median(rtf),
@@ -147,6 +149,7 @@ def measure_precision(args: argparse.Namespace, precision: str, verdicts: list[V
                       figures: dict[str, Any]) -> Engine | None:
     section(f"{precision} backbone on {args.device}")
     graphs = True if args.device == "cuda" else None
+    before_load = gpu_used_mib()
     try:
         engine = load_engine(args.model_dir, args.device, precision, cuda_graph=graphs)
     except Exception as err:
@@ -154,6 +157,7 @@ def measure_precision(args: argparse.Namespace, precision: str, verdicts: list[V
                verdicts)
         return None
     ours: dict[str, Any] = figures.setdefault(precision, {})
+    ours["gpu_mib_before_load"] = before_load
     placement = placement_verdict(f"{precision} backbone", backbone_placement(engine))
     report(placement, verdicts)
     ours["placement"] = placement.figures
@@ -238,8 +242,11 @@ def targets(figures: dict[str, Any], theirs: dict[str, Any], side: str,
     for precision in ("fp32", "fp16"):
         got = figures.get(precision, {})
         end, half = got.get("gpu_mib_end", nan), got.get("gpu_mib_half", nan)
-        report(target_verdict(f"GPU memory after {got.get('requests')} requests, {precision}",
-                              end, TARGETS["gpu_memory_mib"], " MiB"), verdicts)
+        # CUDA context + what this engine added (fp16 is measured with fp32 still loaded)
+        added = end - got.get("gpu_mib_before_load", nan) + figures.get("context_mib", nan)
+        report(target_verdict(f"GPU memory, context + {precision} engine, after "
+                              f"{got.get('requests')} requests", added,
+                              TARGETS["gpu_memory_mib"], " MiB"), verdicts)
         report(Verdict(f"GPU memory flat, {precision}", abs(end - half) <= FLAT_MIB,
                        f"{end - half:+.0f} MiB over the last half (bound {FLAT_MIB:g})"),
                verdicts)
@@ -285,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         device = device_verdict(ort.get_available_providers(), probe.device,
                                 session_providers(probe))
         del probe
+        # the CUDA context (and whatever the probe engine left): counted once per process
+        figures["context_mib"] = gpu_used_mib() - figures["gpu_mib_before"]
     except Exception as err:  # e.g. "device 'cuda' was requested but ... no CUDA provider"
         device = Verdict("device is CUDA", False, f"engine did not load on {args.device}: "
                          f"{type(err).__name__}: {err}")
