@@ -27,6 +27,7 @@ PY="${PYTHON:-python3}"
 OUT="${OUT:-$PWD/local/gpu-out}"
 WORK="${GPU_WORK:-/tmp/ov-gpu}"
 STORE="$WORK/kit"
+KIT="${GPU_KIT:-local/gpu-kit}"
 MODEL="${GPU_MODEL_DIR:-$WORK/real}"
 mkdir -p "$OUT" "$WORK"
 START=$(date +%s)
@@ -94,8 +95,8 @@ prepare() {  # the backbone variants, made once on the CPU provider (saves GPU m
 
 call1() {
   log "== call 1: kit part 1, model, upstream"
-  "$PY" benchmarks/gpu_kit.py stash local/gpu-kit/call1 "$STORE" || return 1
-  "$PY" benchmarks/gpu_kit.py unpack-py local/gpu-kit/call1 "$WORK/py" || return 1
+  "$PY" benchmarks/gpu_kit.py stash "$KIT/call1" "$STORE" || return 1
+  "$PY" benchmarks/gpu_kit.py unpack-py "$KIT/call1" "$WORK/py" || return 1
   export PYTHONPATH="$WORK/py:$PWD:${PYTHONPATH:-}"
   probe
   build_model || return 1
@@ -117,7 +118,7 @@ call2() {
     log "Rerun call1, then call2 immediately after it."
     return 3
   fi
-  "$PY" benchmarks/gpu_kit.py stash local/gpu-kit/call2 "$STORE" || return 1
+  "$PY" benchmarks/gpu_kit.py stash "$KIT/call2" "$STORE" || return 1
   rm -rf "$WORK/ort"
   "$PY" benchmarks/gpu_kit.py join "$STORE" "$WORK/ort" || return 1
   export PYTHONPATH="$WORK/ort:$WORK/py:$PWD:${PYTHONPATH:-}"
@@ -134,14 +135,14 @@ dry_run() {  # here, on CPU: the kit's carry path, then the whole flow with smal
   WORK="$GPU_WORK"; STORE="$WORK/kit"; MODEL="${2:-${GPU_MODEL_DIR:-/work/bench-out/gpu/mid-kit}}"
   PRESET="${PRESET:-mid}"; TORCH_PY="${DEV_PYTHON:-/work/devenv/bin/python}"
   rm -rf "$WORK"; mkdir -p "$WORK"
-  [ -d local/gpu-kit/call1 ] || { log "no kit: run benchmarks/gpu_wheels.sh first"; return 1; }
-  "$PY" benchmarks/gpu_kit.py stash local/gpu-kit/call1 "$STORE" || return 1
-  "$PY" benchmarks/gpu_kit.py stash local/gpu-kit/call2 "$STORE" || return 1
+  [ -d "$KIT/call1" ] || { log "no kit: run benchmarks/gpu_wheels.sh first"; return 1; }
+  "$PY" benchmarks/gpu_kit.py stash "$KIT/call1" "$STORE" || return 1
+  "$PY" benchmarks/gpu_kit.py stash "$KIT/call2" "$STORE" || return 1
   "$PY" benchmarks/gpu_kit.py join "$STORE" "$WORK/ort" || return 1
   log "joined kit: $(du -sh "$WORK/ort" | cut -f1), CUDA provider $(stat -c %s \
     "$WORK/ort/onnxruntime/capi/libonnxruntime_providers_cuda.so") bytes (cp312: not \
 imported here)"
-  "$PY" benchmarks/gpu_kit.py unpack-py local/gpu-kit/call1 "$WORK/py" || return 1
+  "$PY" benchmarks/gpu_kit.py unpack-py "$KIT/call1" "$WORK/py" || return 1
   # the small wheels are for Python 3.12 there; here the venvs have them
   probe
   build_model || return 1
