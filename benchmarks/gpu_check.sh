@@ -149,7 +149,7 @@ imported here)"
   prepare
   if [ -d "$MODEL/upstream" ]; then
     step 900 "upstream PyTorch on the same weights (cpu)" env PYTHONPATH="$PWD" \
-      "$TORCH_PY" benchmarks/gpu_upstream.py "$MODEL" --device cpu --repeats 2 \
+      "$TORCH_PY" benchmarks/gpu_upstream.py "$MODEL" --device cpu --threads 1 --repeats 2 \
       --steps "$STEPS" --json "$STORE/upstream.json"
   fi
   touch "$WORK/call1.done"

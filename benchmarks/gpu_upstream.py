@@ -39,10 +39,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--steps", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--json", type=Path, required=True)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    upstream = Upstream(args.model_dir / "upstream", args.device, None)
+    upstream = Upstream(args.model_dir / "upstream", args.device, args.threads)
     import torch
 
     hidden = upstream.model.config.llm_config.hidden_size

@@ -220,3 +220,13 @@ def test_fatbin_keeps_only_the_wanted_architecture(tmp_path: Path) -> None:
     assert b"A" not in out  # the sm_80 kernel of the mixed binary is gone (zeroed)
     assert other in out  # a binary with no sm_90 entry stays as it was
     assert fatbin.verify(out, {90}) == 0
+
+
+def test_call2_on_a_cold_machine_says_to_rerun_call1(tmp_path: Path) -> None:
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "GPU_WORK": str(tmp_path / "work"),
+           "PYTHON": sys.executable}
+    done = subprocess.run(["bash", str(REPO / "benchmarks" / "gpu_check.sh"), "call2"],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "Rerun call1, then call2" in done.stdout
+    assert (tmp_path / "out" / "gpu_report.txt").read_text().count("call 1's work") == 1
