@@ -107,11 +107,13 @@ def unpack_wheel(wheel: Path, site: Path, drop: tuple[str, ...] = ()) -> None:
 
 
 def pack(folder: Path, target: Path) -> None:
-    """A reproducible tar.xz of ``folder``'s contents (sorted names, no times or owners)."""
+    """A reproducible tar.xz of ``folder``'s contents (sorted names, no times or owners,
+    modes 0755 for folders and executables, else 0644)."""
     def clean(info: tarfile.TarInfo) -> tarfile.TarInfo:
         info.mtime = 0
         info.uid = info.gid = 0
         info.uname = info.gname = ""
+        info.mode = 0o755 if info.isdir() or info.mode & 0o100 else 0o644
         return info
 
     buffer = io.BytesIO()
@@ -253,6 +255,7 @@ def build(wheel_dir: Path, kit: Path) -> None:
     data = bytearray(original.read_bytes())
     stats = fatbin.strip(data, KEEP_ARCHS)
     so.write_bytes(bytes(data))
+    so.chmod(original.stat().st_mode & 0o777)
     del data
     check_cubins(wheel_dir, original, so)
     original.unlink()
