@@ -147,7 +147,9 @@ imported here)"
   probe
   build_model || return 1
   prepare
-  if [ -d "$MODEL/upstream" ]; then
+  if [ -n "${DRY_UPSTREAM_JSON:-}" ]; then  # figures of an earlier dry run (slow on CPU)
+    cp "$DRY_UPSTREAM_JSON" "$STORE/upstream.json" && log "upstream figures from $DRY_UPSTREAM_JSON"
+  elif [ -d "$MODEL/upstream" ]; then
     step 900 "upstream PyTorch on the same weights (cpu)" env PYTHONPATH="$PWD" \
       "$TORCH_PY" benchmarks/gpu_upstream.py "$MODEL" --device cpu --threads 1 --repeats 2 \
       --steps "$STEPS" --json "$STORE/upstream.json"
