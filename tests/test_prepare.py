@@ -84,6 +84,9 @@ def test_no_shape_derived_value_feeds_compute_in_prepared_graphs() -> None:
         assert shape_values_feeding_compute(model.graph) == [], variant
         ops = {node.op_type for node in model.graph.node}
         assert "Range" not in ops and "Cos" not in ops and "Sin" not in ops
+        # Every RMSNorm is one fused node (2 layers x 4 + the final norm).
+        assert found.info["rms_norms_fused"] == 9
+        assert "Pow" not in ops and "ReduceMean" not in ops
 
 
 def test_int8_codes_agree_with_fp32_at_a_measured_rate() -> None:
@@ -189,3 +192,14 @@ def test_a_backbone_that_cannot_be_prepared_is_reported_by_the_published_load(
         prepare.prepare_backbone(model_copy, "fp32")
     with pytest.raises(ModelError, match="expected interface"):
         Engine.load(model_copy, device="cpu", precision="fp32")
+
+
+def test_a_failing_preparation_falls_back_to_the_published_backbone(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("quantizer exploded")
+
+    monkeypatch.setattr("wyoming_omnivoice.engine.core.prepare_backbone", broken)
+    engine = Engine.load(TINY, device="cpu", precision="int8")
+    assert engine.precision == "published"
+    assert "Could not prepare the int8 backbone (quantizer exploded)" in caplog.text

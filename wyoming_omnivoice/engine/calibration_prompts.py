@@ -38,9 +38,8 @@ class CalibrationRequest:
 
 CALIBRATION_REQUESTS = (
     CalibrationRequest("The living room lights are now turned on."),
-    CalibrationRequest("It is twenty one degrees outside with light rain expected after six "
-                       "o'clock this evening, so take an umbrella if you go out.", "en",
-                       "female, low pitch"),
+    CalibrationRequest("It is twenty one degrees outside, with light rain after six this "
+                       "evening.", "en", "female, low pitch"),
     CalibrationRequest("Guten Morgen! Der Wecker klingelt morgen um sieben Uhr dreißig.", "de"),
     CalibrationRequest("厨房的灯已经关了。", "zh", "male"),
     CalibrationRequest("Your timer for the pasta is done.", "en",
@@ -68,12 +67,13 @@ def calibration_feeds(embeddings_path: Path, tokenizer_path: Path, *,
                       filled: tuple[float, ...] = (0.0, 0.5),
                       seed: int = 0) -> list[dict[str, np.ndarray]]:
     """Backbone feeds ``{inputs_embeds, attention_mask}`` for every request and fill level,
-    plus one batch of the first two requests; built with the CPU provider."""
+    plus one batch of the two shortest prompts (padding positions); CPU provider."""
     rng = np.random.default_rng(seed)
     builder = PromptBuilder(tokenizer_path)
     embeddings = Graph(embeddings_path, choose_providers("cpu"))
     prompts = [_prompt(builder, request, rng) for request in requests]
-    batches = [[p] for p in prompts] + [prompts[:2]]
+    shortest = sorted(prompts, key=lambda p: p.length)[:2]
+    batches = [[p] for p in prompts] + ([shortest] if len(prompts) > 1 else [])
     feeds = []
     for batch_prompts in batches:
         for fraction in filled:

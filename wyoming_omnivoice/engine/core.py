@@ -30,7 +30,7 @@ from .graphs import GraphSet, load_graphs
 from .instruct import normalize_instruct
 from .iobinding import StepRunner
 from .languages import resolve_language
-from .model_files import ModelPaths
+from .model_files import ModelError, ModelPaths
 from .postprocess import cross_fade_chunks, post_process
 from .precision import VARIANTS, check_precision, resolve_precision
 from .prepare import NotPreparable, prepare_backbone
@@ -180,6 +180,13 @@ class Engine:
                                             cache_dir=cache_dir)
             except NotPreparable as err:  # loading the file as published says what is wrong
                 _LOGGER.warning("%s; loading the backbone as published", err)
+                precision = "published"
+            except (OSError, RuntimeError, ValueError) as err:
+                if isinstance(err, ModelError):
+                    raise
+                # A failing conversion costs speed, not the service.
+                _LOGGER.error("Could not prepare the %s backbone (%s); running the published "
+                              "fp32 backbone instead", precision, err)
                 precision = "published"
         if cuda_graph is None:
             cuda_graph = prepared is not None

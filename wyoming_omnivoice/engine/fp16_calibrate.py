@@ -65,6 +65,11 @@ MASK_INPUTS = {"MultiHeadAttention": frozenset({5}), "Attention": frozenset({5})
 
 _FLOAT = TensorProto.FLOAT
 _HALF = TensorProto.FLOAT16
+#: Ops whose outputs are not float whatever their inputs (type fallback when ONNX shape
+#: inference cannot type a graph).
+_BOOL_OPS = frozenset({"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not",
+                       "And", "Or", "Xor", "IsNaN", "IsInf"})
+_INT_OPS = frozenset({"Shape", "Size", "ArgMax", "ArgMin", "NonZero"})
 #: Initializers with more elements than this are fed to the calibration session as inputs.
 _FEED_ABOVE = 4096
 
@@ -129,6 +134,13 @@ def _name_nodes(model: onnx.ModelProto) -> None:
         seen.add(node.name)
 
 
+def _add_missing_domains(model: onnx.ModelProto) -> None:
+    """Declare an opset for every node domain (fusion tools sometimes leave it out)."""
+    declared = {o.domain for o in model.opset_import}
+    for domain in sorted({n.domain for n in model.graph.node} - declared - {"ai.onnx"}):
+        model.opset_import.append(helper.make_opsetid(domain, 1))
+
+
 def _skeleton(model: onnx.ModelProto, *, feed_above: int = _FEED_ABOVE) -> onnx.ModelProto:
     """The graph without its large weights: those become typed graph inputs (small, fast)."""
     graph = model.graph
@@ -145,6 +157,7 @@ def _skeleton(model: onnx.ModelProto, *, feed_above: int = _FEED_ABOVE) -> onnx.
     skeleton = helper.make_model(skeleton_graph, opset_imports=list(model.opset_import),
                                  ir_version=model.ir_version)
     skeleton.functions.extend(model.functions)
+    _add_missing_domains(skeleton)
     return skeleton
 
 
@@ -155,7 +168,13 @@ def float_tensors(model: onnx.ModelProto) -> set[str]:
     as ``SimplifiedLayerNormalization`` or ``MultiHeadAttention``) take the type of their
     first typed input, which is what those float ops do.
     """
-    inferred = onnx.shape_inference.infer_shapes(_skeleton(model), strict_mode=False)
+    skeleton = _skeleton(model)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(skeleton, strict_mode=False)
+    except (onnx.shape_inference.InferenceError, ValueError) as err:
+        _LOGGER.warning("ONNX shape inference failed (%s); typing the graph by propagation",
+                        err)
+        inferred = skeleton
     types: dict[str, int] = {}
     for info in (list(inferred.graph.value_info) + list(inferred.graph.input)
                  + list(inferred.graph.output)):
@@ -171,9 +190,12 @@ def float_tensors(model: onnx.ModelProto) -> set[str]:
         elif node.op_type == "Cast":
             types[node.output[0]] = next(a.i for a in node.attribute if a.name == "to")
         known = [types[n] for n in node.input if n in types]
-        for out in node.output:
-            if out and out not in types and known:
-                types[out] = known[0]
+        fallback = (TensorProto.BOOL if node.op_type in _BOOL_OPS else TensorProto.INT64
+                    if node.op_type in _INT_OPS else known[0] if known else None)
+        for position, out in enumerate(node.output):
+            if out and out not in types and fallback is not None:
+                indices = node.op_type == "TopK" and position == 1
+                types[out] = TensorProto.INT64 if indices else fallback
     return {name for name, kind in types.items() if kind == _FLOAT}
 
 
@@ -250,18 +272,29 @@ def measure_ranges(model: onnx.ModelProto, tensors: Sequence[str],
         return ranges
     probe = _skeleton(model)
     graph = probe.graph
+    # Each probe sits right after the node that makes its tensor: onnxruntime's default
+    # order follows node order, so every tensor is reduced and freed as it is made (probes
+    # appended at the end would keep every measured tensor of every layer alive at once).
+    wanted = dict.fromkeys(dynamic)
     outputs: list[tuple[str, str, str]] = []
-    for index, name in enumerate(dynamic):
-        magnitude, peak, total = f"fp16cal_{index}_abs", f"fp16cal_{index}_max", \
-            f"fp16cal_{index}_sum"
-        graph.node.extend([
+    probes: dict[str, list[onnx.NodeProto]] = {}
+    for index, name in enumerate(wanted):
+        magnitude, peak, total = (f"fp16cal_{index}_{kind}" for kind in ("abs", "max", "sum"))
+        probes[name] = [
             helper.make_node("Abs", [name], [magnitude], name=magnitude),
             helper.make_node("ReduceMax", [magnitude], [peak], name=peak, keepdims=0),
             helper.make_node("ReduceSum", [magnitude], [total], name=total, keepdims=0),
-        ])
-        graph.output.extend([helper.make_tensor_value_info(peak, _FLOAT, []),
-                             helper.make_tensor_value_info(total, _FLOAT, [])])
+        ]
         outputs.append((name, peak, total))
+    made = {out for node in graph.node for out in node.output}
+    ordered = [p for name in wanted if name not in made for p in probes[name]]
+    for node in graph.node:
+        ordered.append(node)
+        ordered.extend(p for out in node.output if out in probes for p in probes[out])
+    del graph.node[:]
+    graph.node.extend(ordered)
+    graph.output.extend(helper.make_tensor_value_info(n, _FLOAT, [])
+                        for _, peak, total in outputs for n in (peak, total))
     fed = {i.name for i in graph.input} - {i.name for i in model.graph.input}
     weights = {init.name: numpy_helper.to_array(init)
                for init in model.graph.initializer if init.name in fed}
@@ -272,8 +305,12 @@ def measure_ranges(model: onnx.ModelProto, tensors: Sequence[str],
                                    providers=["CPUExecutionProvider"])
     del probe
     names = [n for _, peak, total in outputs for n in (peak, total)]
-    for feed in feeds:
+    for number, feed in enumerate(feeds, 1):
+        started = time.perf_counter()
         results = session.run(names, {**weights, **feed})
+        _LOGGER.info("fp16 calibration: feed %d/%d (%s) in %.1f s", number, len(feeds),
+                     " ".join("x".join(map(str, np.shape(v))) for v in feed.values()),
+                     time.perf_counter() - started)
         for position, (name, _, _) in enumerate(outputs):
             peak_value = float(results[2 * position])
             finite = bool(np.isfinite(results[2 * position + 1])) and np.isfinite(peak_value)
@@ -321,8 +358,9 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
             source = name
             if clip:
                 low, high = f"{name}_fp16clip_min", f"{name}_fp16clip_max"
-                graph.initializer.extend([numpy_helper.from_array(np.array(-FP16_MAX, np.float32), low),
-                                          numpy_helper.from_array(np.array(FP16_MAX, np.float32), high)])
+                graph.initializer.extend([
+                    numpy_helper.from_array(np.array(-FP16_MAX, np.float32), low),
+                    numpy_helper.from_array(np.array(FP16_MAX, np.float32), high)])
                 source = f"{name}_fp16clip"
                 new_nodes.append(helper.make_node("Clip", [name, low, high], [source],
                                                   name=f"{source}_node"))
@@ -393,8 +431,16 @@ def convert_to_fp16(model: onnx.ModelProto,
         raise ValueError(f"margin must be in (0, 1], not {margin}")
     if not calibration_feeds:
         raise ValueError("fp16 conversion needs at least one calibration feed")
+    initializers = {init.name for init in model.graph.initializer}
+    needed = {i.name for i in model.graph.input} - initializers
+    for feed in calibration_feeds:
+        if needed - set(feed):
+            raise ValueError(f"calibration feed lacks graph inputs {sorted(needed - set(feed))} "
+                             f"(the graph takes {sorted(needed)})")
+    calibration_feeds = [{k: v for k, v in f.items() if k in needed} for f in calibration_feeds]
     start = time.perf_counter()
     _name_nodes(model)
+    _add_missing_domains(model)
     floats = float_tensors(model)
     limit = margin * FP16_MAX
     plan = plan_precision(model, floats)

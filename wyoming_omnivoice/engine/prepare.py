@@ -5,7 +5,9 @@ A variant (:data:`.precision.VARIANTS`) is built from ``llm_backbone_fp32.onnx``
 * every variant: the rotary cos/sin read from a table at positions taken from the mask's
   data (:mod:`.rotary_table`), so no shape-derived value feeds compute and on CUDA every
   node can run on the CUDA provider with no Memcpy node (what CUDA graph capture needs);
-  and the softmax NaN guards removed (:mod:`.graph_rewrite`);
+  the softmax NaN guards removed (:mod:`.graph_rewrite`); and every RMSNorm chain fused
+  into one ``SimplifiedLayerNormalization`` node (:mod:`.norm_fusion`; onnxruntime's own
+  fusion at load does not match the exported form);
 * ``fp32``: that graph; its weights stay in the published ``.data`` file (read by
   reference, nothing copied);
 * ``int8``: weight matrix products quantized with onnxruntime's ``quantize_dynamic``
@@ -14,10 +16,8 @@ A variant (:data:`.precision.VARIANTS`) is built from ``llm_backbone_fp32.onnx``
 * ``fp16``: the calibrated mixed-precision pass of :mod:`.fp16_calibrate`, with
   calibration inputs from :mod:`.calibration_prompts`.
 
-Norm fusions are left to onnxruntime, which fuses ``SimplifiedLayerNormalization`` and
-``SkipSimplifiedLayerNormalization`` when it loads a graph; fusing them offline made no
-difference. ``MultiHeadAttention`` with an additive mask measured 1.03x/1.06x of the
-unfused forward (no gain) and is not used.
+``MultiHeadAttention`` with an additive mask bias was measured in an earlier attempt at
+1.03x/1.06x of the unfused forward (no gain) and is not used.
 
 Where: ``<model_dir>/prepared/<variant>-<fingerprint>/`` when the model folder is
 writable, else under the cache folder given (the server's ``<data-dir>/prepared``). The
@@ -47,13 +47,19 @@ from onnx import external_data_helper
 
 from .graph_rewrite import strip_nan_guards
 from .model_files import BACKBONE, ModelError, ModelPaths
+from .norm_fusion import fuse_rms_norms
 from .precision import VARIANTS
-from .rotary_table import MAX_POSITIONS, RotaryChainNotFound, tabulate_rotary
+from .rotary_table import (
+    MAX_POSITIONS,
+    RotaryChainNotFound,
+    drop_unused_initializers,
+    tabulate_rotary,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
 #: Bump when a preparation changes what it writes: every prepared backbone is rebuilt.
-PREPARE_VERSION = 1
+PREPARE_VERSION = 2
 PREPARED_DIR = "prepared"
 GRAPH_FILE = "backbone.onnx"
 INFO_FILE = "prepared.json"
@@ -234,8 +240,10 @@ def rewrite_backbone(source: Path) -> tuple[onnx.ModelProto, dict[str, Any]]:
         raise NotPreparable(f"{source}: its rotary embedding is not in the form this "
                             f"version prepares ({err})") from err
     guards = strip_nan_guards(model)
+    norms = fuse_rms_norms(model)
+    drop_unused_initializers(model.graph)
     return model, {"rotary_tables": tables, "nan_guards_removed": guards,
-                   "max_positions": MAX_POSITIONS}
+                   "rms_norms_fused": norms, "max_positions": MAX_POSITIONS}
 
 
 def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> dict[str, Any]:
@@ -291,8 +299,10 @@ def _quantize(model: onnx.ModelProto, target: Path) -> None:
     quantize_dynamic(
         model, target, op_types_to_quantize=["MatMul"], per_channel=True,
         reduce_range=False, weight_type=QuantType.QInt8, use_external_data_format=True,
-        # Only products with a weight matrix; the attention products stay fp32.
-        extra_options={"MatMulConstBOnly": True},
+        # Only products with a weight matrix; the attention products stay fp32. ONNX shape
+        # inference does not know SimplifiedLayerNormalization: its outputs are fp32.
+        extra_options={"MatMulConstBOnly": True,
+                       "DefaultTensorType": onnx.TensorProto.FLOAT},
     )
 
 

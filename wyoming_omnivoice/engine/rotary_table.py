@@ -221,7 +221,7 @@ def tabulate_rotary(model: onnx.ModelProto, source_dir: Path | None = None,
     del graph.node[:]
     graph.node.extend(_live_nodes(kept, {o.name for o in graph.output}))
     graph.initializer.extend(new_inits)
-    _drop_unused_initializers(graph)
+    drop_unused_initializers(graph)
     del graph.value_info[:]  # stale for the removed chain; onnxruntime infers again
     _LOGGER.debug("Rotary: %d cos/sin chains replaced by %d-position tables", len(chains),
                   max_positions)
@@ -238,7 +238,7 @@ def _live_nodes(nodes: list[onnx.NodeProto], outputs: set[str]) -> list[onnx.Nod
         nodes = alive
 
 
-def _drop_unused_initializers(graph: onnx.GraphProto) -> None:
+def drop_unused_initializers(graph: onnx.GraphProto) -> None:
     used = {name for node in graph.node for name in node.input}
     kept = [t for t in graph.initializer if t.name in used]
     if len(kept) != len(graph.initializer):
