@@ -2,7 +2,8 @@
 
     python benchmarks/fp16_convert.py MODEL_DIR [--out DIR] [--scale-layer N]
 
-Loads ``MODEL_DIR/llm_backbone_fp32.onnx`` (never modified), builds the calibration feeds
+Loads the graph of ``MODEL_DIR/llm_backbone_fp32.onnx`` (never modified; its weights stay on
+disk unless ``--in-memory``), builds the calibration feeds
 from the model's embeddings graph, converts, and writes ``llm_backbone_fp16.onnx`` (+ data)
 under ``--out``. Prints seconds and peak resident memory after each phase, and the report.
 ``--scale-layer N`` first scales layer N's gated-MLP weights so that its product passes
@@ -32,8 +33,8 @@ def _peak_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def _scale_mlp(model: onnx.ModelProto, layer: int,
-               feeds: list[dict[str, np.ndarray]]) -> str:
+def _scale_mlp(model: onnx.ModelProto, layer: int, feeds: list[dict[str, np.ndarray]],
+               data_dir: Path | None) -> str:
     nodes = list(model.graph.node)
     producer = {out: node for node in nodes for out in node.output}
     sigmoid = [n for n in nodes if n.op_type == "Sigmoid"][layer]
@@ -41,12 +42,13 @@ def _scale_mlp(model: onnx.ModelProto, layer: int,
     product = next(n for n in nodes if n.op_type == "Mul" and silu.output[0] in n.input)
     up = producer[next(i for i in product.input if i != silu.output[0])]
     gate = producer[sigmoid.input[0]]
-    (peak, _), = measure_ranges(model, [product.output[0]], feeds[:1]).values()
+    (peak, _), = measure_ranges(model, [product.output[0]], feeds[:1],
+                                data_dir=data_dir).values()
     factor = float(np.sqrt(4 * FP16_MAX / peak))
     for init in model.graph.initializer:
         if init.name in (gate.input[1], up.input[1]):
-            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init) * factor,
-                                                  init.name))
+            array = numpy_helper.to_array(init, str(data_dir or "")) * factor
+            init.CopyFrom(numpy_helper.from_array(array, init.name))
     return f"layer {layer} MLP weights x{factor:.1f} (product |x| was {peak:.3g})"
 
 
@@ -55,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("model_dir", type=Path)
     parser.add_argument("--out", type=Path, default=Path("bench-out/fp16"))
     parser.add_argument("--scale-layer", type=int, default=None)
+    parser.add_argument("--in-memory", action="store_true",
+                        help="load every weight first (default: weights stay on disk)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     phases: list[tuple[str, float, float]] = []
@@ -71,12 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     phase(f"calibration feeds ({len(feeds)}, "
           f"{sum(f['inputs_embeds'].shape[0] * f['inputs_embeds'].shape[1] for f in feeds)} "
           "positions)")
-    model = load_with_data(args.model_dir / model_files.BACKBONE)
-    phase("load fp32 backbone")
+    source = args.model_dir / model_files.BACKBONE
+    data_dir = None if args.in_memory else source.parent
+    model = load_with_data(source) if args.in_memory else onnx.load(
+        str(source), load_external_data=False)
+    phase("load fp32 backbone" + (" (weights in memory)" if args.in_memory else " (graph)"))
     if args.scale_layer is not None:
-        print(_scale_mlp(model, args.scale_layer, feeds))
+        print(_scale_mlp(model, args.scale_layer, feeds, data_dir))
         phase("scale")
-    converted, report = convert_to_fp16(model, feeds, log_summary=False)
+    converted, report = convert_to_fp16(model, feeds, log_summary=False, data_dir=data_dir)
     phase("convert (calibrate + rewrite)")
     save_with_data(converted, args.out / model_files.BACKBONE_FP16)
     phase("save")

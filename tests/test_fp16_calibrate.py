@@ -19,7 +19,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from fp16_emulation import EmulatedSession, fp16_tensors, overflowed
-from onnx import TensorProto, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 from wyoming_omnivoice import DecodeOptions, Engine
 from wyoming_omnivoice.engine import model_files
@@ -173,6 +173,63 @@ def test_fused_contrib_ops_convert(feeds: Feeds) -> None:
     assert half == {"FusedMatMul"}
     for feed in _smallest(feeds, 2):
         assert _relative(_hidden_fp32(converted, feed), _hidden_fp32(fused, feed)) < 0.01
+
+
+def test_weights_left_on_disk_give_the_same_graph(feeds: Feeds) -> None:
+    """``data_dir``: calibration reads the weights from the external data file."""
+    in_memory, report = convert_to_fp16(_fp32(), feeds)
+    lazy = onnx.load(str(TINY / model_files.BACKBONE), load_external_data=False)
+    with pytest.raises(ValueError, match="data_dir"):
+        convert_to_fp16(copy.deepcopy(lazy), feeds)
+    on_disk, report_on_disk = convert_to_fp16(lazy, feeds, data_dir=TINY)
+    assert report_on_disk.fp16_max_abs == report.fp16_max_abs
+    assert [n.op_type for n in on_disk.graph.node] == [n.op_type for n in in_memory.graph.node]
+    weights = {i.name: numpy_helper.to_array(i) for i in in_memory.graph.initializer}
+    for init in on_disk.graph.initializer:
+        assert init.data_location != TensorProto.EXTERNAL
+        np.testing.assert_array_equal(numpy_helper.to_array(init), weights[init.name])
+
+
+def test_attention_bias_is_clipped_not_kept() -> None:
+    """A fused attention's additive mask (float32 min where masked) is not an activation:
+    the attention stays fp16, and the mask is clipped to -65504 before its cast instead of
+    becoming -inf. (Structure, and finite output on onnxruntime: no contrib-op emulation.)"""
+    width, length = 16, 6
+    rng = np.random.default_rng(0)
+    weights = [numpy_helper.from_array(rng.standard_normal((width, width)).astype(np.float32)
+                                       * 0.3, name) for name in ("wq", "wk", "wv")]
+    nodes = [helper.make_node("MatMul", ["x", w], [o])
+             for w, o in (("wq", "q"), ("wk", "k"), ("wv", "v"))]
+    nodes += [helper.make_node("MultiHeadAttention", ["q", "k", "v", "", "", "bias"], ["a"],
+                               domain="com.microsoft", num_heads=2),
+              helper.make_node("Add", ["x", "a"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "attention", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                           [1, length, width]),
+                             helper.make_tensor_value_info("bias", TensorProto.FLOAT,
+                                                           [1, 1, length, length])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, length, width])],
+        initializer=weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    bias = np.zeros((1, 1, length, length), np.float32)
+    bias[..., 3:] = np.finfo(np.float32).min
+    feed = {"x": rng.standard_normal((1, length, width)).astype(np.float32), "bias": bias}
+    expected = _run(model, feed)
+    converted, report = convert_to_fp16(copy.deepcopy(model), [feed])
+    assert report.kept == [] and report.fp16_nodes == 4
+    clip = next(n for n in converted.graph.node if n.op_type == "Clip")
+    assert clip.input[0] == "bias"
+    attention = next(n for n in converted.graph.node if n.op_type == "MultiHeadAttention")
+    cast = next(n for n in converted.graph.node if n.output[0] == attention.input[5])
+    assert cast.op_type == "Cast" and cast.input[0] == clip.output[0]
+    result = _run(converted, feed)
+    assert np.all(np.isfinite(result)) and np.abs(result - expected).max() < 0.01
+
+
+def _run(model: onnx.ModelProto, feed: dict[str, np.ndarray]) -> np.ndarray:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return np.asarray(session.run(None, feed)[0])
 
 
 def test_margin_sets_the_limit(feeds: Feeds) -> None:

@@ -61,9 +61,10 @@ def convert_backbone(model_dir: Path, *, margin: float = DEFAULT_MARGIN
     target = model_dir / model_files.BACKBONE_FP16
     feeds = calibration_feeds(model_dir / model_files.EMBEDDINGS,
                               model_dir / model_files.TOKENIZER)
-    _LOGGER.info("Loading %s", source)
-    model = load_with_data(source)
-    converted, report = convert_to_fp16(model, feeds, margin=margin, log_summary=False)
+    # The weights stay on disk while onnxruntime calibrates; they are converted one by one.
+    model = onnx.load(str(source), load_external_data=False)
+    converted, report = convert_to_fp16(model, feeds, margin=margin, log_summary=False,
+                                        data_dir=source.parent)
     save_with_data(converted, target)
     return target, report
 

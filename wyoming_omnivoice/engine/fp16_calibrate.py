@@ -12,23 +12,23 @@ NaN or zeros, and the backbone returns garbage with no error. So the pass measur
    fp32, and the fp16 region is the projections, the attention products and the gated MLP.
    Graph inputs and outputs stay fp32.
 2. **Calibrate.** The fp32 graph runs on onnxruntime's CPU provider on the calibration feeds
-   with, for every float tensor that a candidate node reads or writes, an ``Abs -> ReduceMax``
-   (and a ``ReduceSum``, which is non-finite when the tensor holds inf/NaN) added as an extra
-   scalar output. Only those scalars leave the session, so memory stays that of one forward
-   even at the real model size (exposing the full tensors would hold every intermediate of
-   every layer at once). Constant inputs (weights) are checked from their values.
+   and the largest absolute value of every float tensor a candidate node reads or writes
+   is recorded (:mod:`.fp16_ranges`: scalar probes, memory of one forward). Constant inputs
+   (weights) are checked from their values.
 3. **Keep.** A candidate whose inputs or outputs reach ``margin * 65504`` (or are not finite)
    is kept fp32, and the plan is redone so its followers follow it. With ``margin = 0.25`` a
    tensor may grow 4x beyond the largest value seen on the calibration prompts before it
-   overflows: activation maxima of a transformer move with the prompt (length, language,
-   the diffusion step), rarely by more than 2x over a handful of varied prompts, and fp16's
-   relative precision is the same at 16000 as at 1, so the margin costs no accuracy.
+   overflows. Activation maxima move with the prompt (length, language, voice, diffusion
+   step), so some headroom is needed over a dozen prompts; fp16's relative precision is the
+   same at 16000 as at 1, so headroom costs no accuracy, only the fp16 speed of nodes that
+   come within 4x of the limit (none of the 588 candidates on the real-size random model,
+   whose largest fp16 activation is 5.5).
 4. **Rewrite.** Casts go where a value crosses between the regions; weights read only by
    fp16 nodes are stored fp16. Additive attention biases of fused attention ops are clipped
    to +-65504 before their cast (a -3.4e38 mask fill must become -65504, not -inf).
 
 :class:`Fp16Report` says what was converted and what was kept fp32, with the value that kept
-it. The model is changed in place; its initializers must be loaded in memory.
+it. The model is changed in place; its weights are in memory, or on disk (``data_dir``).
 """
 
 from __future__ import annotations
@@ -37,10 +37,13 @@ import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, external_data_helper, helper, numpy_helper
+
+from .fp16_ranges import add_missing_domains, measure_ranges, on_disk, skeleton
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -60,8 +63,16 @@ FP32_OPS = frozenset({
     "SkipSimplifiedLayerNormalization", "SkipLayerNormalization", "RMSNormalization",
     "Range", "Cos", "Sin", "Exp", "Log", "CumSum", "Erf", "Cast",
 })
-#: Inputs that are additive attention biases (masks): clipped, not range-checked.
-MASK_INPUTS = {"MultiHeadAttention": frozenset({5}), "Attention": frozenset({5})}
+#: Inputs that are additive attention biases (masks), by (domain, op): clipped to +-65504,
+#: not range-checked ("" is the ONNX domain's ``Attention``, opset 23).
+MASK_INPUTS = {("com.microsoft", "MultiHeadAttention"): frozenset({5}),
+               ("com.microsoft", "Attention"): frozenset({5}),
+               ("", "Attention"): frozenset({3})}
+
+
+def _mask_inputs(node: onnx.NodeProto) -> frozenset[int]:
+    domain = "" if node.domain in ("", "ai.onnx") else node.domain
+    return MASK_INPUTS.get((domain, node.op_type), frozenset())
 
 _FLOAT = TensorProto.FLOAT
 _HALF = TensorProto.FLOAT16
@@ -70,8 +81,6 @@ _HALF = TensorProto.FLOAT16
 _BOOL_OPS = frozenset({"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not",
                        "And", "Or", "Xor", "IsNaN", "IsInf"})
 _INT_OPS = frozenset({"Shape", "Size", "ArgMax", "ArgMin", "NonZero"})
-#: Initializers with more elements than this are fed to the calibration session as inputs.
-_FEED_ABOVE = 4096
 
 
 @dataclass(frozen=True)
@@ -134,33 +143,6 @@ def _name_nodes(model: onnx.ModelProto) -> None:
         seen.add(node.name)
 
 
-def _add_missing_domains(model: onnx.ModelProto) -> None:
-    """Declare an opset for every node domain (fusion tools sometimes leave it out)."""
-    declared = {o.domain for o in model.opset_import}
-    for domain in sorted({n.domain for n in model.graph.node} - declared - {"ai.onnx"}):
-        model.opset_import.append(helper.make_opsetid(domain, 1))
-
-
-def _skeleton(model: onnx.ModelProto, *, feed_above: int = _FEED_ABOVE) -> onnx.ModelProto:
-    """The graph without its large weights: those become typed graph inputs (small, fast)."""
-    graph = model.graph
-    small, fed = [], []
-    for init in graph.initializer:
-        if int(np.prod(init.dims, dtype=np.int64)) > feed_above:
-            fed.append(helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
-        else:
-            small.append(init)
-    skeleton_graph = helper.make_graph(
-        list(graph.node), graph.name, list(graph.input) + fed, list(graph.output),
-        initializer=small,
-    )
-    skeleton = helper.make_model(skeleton_graph, opset_imports=list(model.opset_import),
-                                 ir_version=model.ir_version)
-    skeleton.functions.extend(model.functions)
-    _add_missing_domains(skeleton)
-    return skeleton
-
-
 def float_tensors(model: onnx.ModelProto) -> set[str]:
     """Names of every fp32 tensor (inputs, weights, intermediate values).
 
@@ -168,13 +150,13 @@ def float_tensors(model: onnx.ModelProto) -> set[str]:
     as ``SimplifiedLayerNormalization`` or ``MultiHeadAttention``) take the type of their
     first typed input, which is what those float ops do.
     """
-    skeleton = _skeleton(model)
+    typed = skeleton(model)
     try:
-        inferred = onnx.shape_inference.infer_shapes(skeleton, strict_mode=False)
+        inferred = onnx.shape_inference.infer_shapes(typed, strict_mode=False)
     except (onnx.shape_inference.InferenceError, ValueError) as err:
         _LOGGER.warning("ONNX shape inference failed (%s); typing the graph by propagation",
                         err)
-        inferred = skeleton
+        inferred = typed
     types: dict[str, int] = {}
     for info in (list(inferred.graph.value_info) + list(inferred.graph.input)
                  + list(inferred.graph.output)):
@@ -232,98 +214,17 @@ def plan_precision(model: onnx.ModelProto, floats: set[str],
 
 def _checked_tensors(node: onnx.NodeProto, floats: set[str]) -> list[str]:
     """The float tensors of ``node`` whose range decides whether it may run in fp16."""
-    masks = MASK_INPUTS.get(node.op_type, frozenset())
+    masks = _mask_inputs(node)
     inputs = [n for i, n in enumerate(node.input) if n and n in floats and i not in masks]
     return list(dict.fromkeys(inputs + [n for n in node.output if n and n in floats]))
 
 
-# -- calibrate -----------------------------------------------------------------------------
-def _constant_values(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
-    values = {init.name: init for init in model.graph.initializer}
-    for node in model.graph.node:
-        if node.op_type == "Constant":
-            for attr in node.attribute:
-                if attr.name == "value":
-                    values[node.output[0]] = attr.t
-    return values
-
-
-def _range(array: np.ndarray) -> tuple[float, bool]:
-    if array.size == 0:
-        return 0.0, True
-    magnitude = np.abs(array.astype(np.float32, copy=False))
-    return float(magnitude.max()), bool(np.isfinite(magnitude.sum(dtype=np.float64)))
-
-
-def measure_ranges(model: onnx.ModelProto, tensors: Sequence[str],
-                   feeds: Sequence[Mapping[str, np.ndarray]]) -> dict[str, tuple[float, bool]]:
-    """``{tensor: (max |x| over all feeds, all finite)}`` from fp32 runs on the CPU provider."""
-    import onnxruntime as ort
-
-    values = _constant_values(model)
-    ranges: dict[str, tuple[float, bool]] = {}
-    dynamic = []
-    for name in tensors:
-        if name in values:
-            ranges[name] = _range(numpy_helper.to_array(values[name]))
-        else:
-            dynamic.append(name)
-    if not dynamic or not feeds:
-        return ranges
-    probe = _skeleton(model)
-    graph = probe.graph
-    # Each probe sits right after the node that makes its tensor: onnxruntime's default
-    # order follows node order, so every tensor is reduced and freed as it is made (probes
-    # appended at the end would keep every measured tensor of every layer alive at once).
-    wanted = dict.fromkeys(dynamic)
-    outputs: list[tuple[str, str, str]] = []
-    probes: dict[str, list[onnx.NodeProto]] = {}
-    for index, name in enumerate(wanted):
-        magnitude, peak, total = (f"fp16cal_{index}_{kind}" for kind in ("abs", "max", "sum"))
-        probes[name] = [
-            helper.make_node("Abs", [name], [magnitude], name=magnitude),
-            helper.make_node("ReduceMax", [magnitude], [peak], name=peak, keepdims=0),
-            helper.make_node("ReduceSum", [magnitude], [total], name=total, keepdims=0),
-        ]
-        outputs.append((name, peak, total))
-    made = {out for node in graph.node for out in node.output}
-    ordered = [p for name in wanted if name not in made for p in probes[name]]
-    for node in graph.node:
-        ordered.append(node)
-        ordered.extend(p for out in node.output if out in probes for p in probes[out])
-    del graph.node[:]
-    graph.node.extend(ordered)
-    graph.output.extend(helper.make_tensor_value_info(n, _FLOAT, [])
-                        for _, peak, total in outputs for n in (peak, total))
-    fed = {i.name for i in graph.input} - {i.name for i in model.graph.input}
-    weights = {init.name: numpy_helper.to_array(init)
-               for init in model.graph.initializer if init.name in fed}
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    options.log_severity_level = 3
-    session = ort.InferenceSession(probe.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    del probe
-    names = [n for _, peak, total in outputs for n in (peak, total)]
-    for number, feed in enumerate(feeds, 1):
-        started = time.perf_counter()
-        results = session.run(names, {**weights, **feed})
-        _LOGGER.info("fp16 calibration: feed %d/%d (%s) in %.1f s", number, len(feeds),
-                     " ".join("x".join(map(str, np.shape(v))) for v in feed.values()),
-                     time.perf_counter() - started)
-        for position, (name, _, _) in enumerate(outputs):
-            peak_value = float(results[2 * position])
-            finite = bool(np.isfinite(results[2 * position + 1])) and np.isfinite(peak_value)
-            before, before_finite = ranges.get(name, (0.0, True))
-            ranges[name] = (max(before, peak_value) if finite else float("inf"),
-                            before_finite and finite)
-    return ranges
-
-
 # -- rewrite -------------------------------------------------------------------------------
 def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set[str],
-                    report: Fp16Report) -> onnx.ModelProto:
-    """Rewrite ``model`` to ``plan``: casts at region borders, fp16 weights, fp32 I/O."""
+                    report: Fp16Report, *, data_dir: Path | None = None) -> onnx.ModelProto:
+    """Rewrite ``model`` to ``plan``: casts at region borders, fp16 weights, fp32 I/O.
+    Weights left on disk are read from ``data_dir`` one at a time; on return every weight
+    is in memory."""
     graph = model.graph
     constants = {init.name: init for init in graph.initializer}
     consumers: dict[str, set[str]] = {}
@@ -338,7 +239,8 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
             continue
         users = consumers.get(name, set())
         if users and all(plan.get(u) == _HALF for u in users) and name not in graph_outputs:
-            array = np.clip(numpy_helper.to_array(init), -FP16_MAX, FP16_MAX).astype(np.float16)
+            array = np.clip(numpy_helper.to_array(init, str(data_dir or "")), -FP16_MAX,
+                            FP16_MAX).astype(np.float16)
             init.CopyFrom(numpy_helper.from_array(array, name))
             converted.add(name)
         else:
@@ -388,7 +290,7 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
             continue
         report.fp16_nodes += precision == _HALF
         report.fp32_nodes += precision == _FLOAT
-        masks = MASK_INPUTS.get(node.op_type, frozenset()) if precision == _HALF else frozenset()
+        masks = _mask_inputs(node) if precision == _HALF else frozenset()
         for position, name in enumerate(node.input):
             have = value_type.get(name)
             if name and have is not None and have != precision:
@@ -411,14 +313,16 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
     del graph.node[:]
     graph.node.extend(new_nodes)
     del graph.value_info[:]  # stale types; onnxruntime infers them again
+    if data_dir is not None:
+        external_data_helper.load_external_data_for_model(model, str(data_dir))
     return model
 
 
 # -- the pass ------------------------------------------------------------------------------
 def convert_to_fp16(model: onnx.ModelProto,
                     calibration_feeds: Sequence[Mapping[str, np.ndarray]], *,
-                    margin: float = DEFAULT_MARGIN, log_summary: bool = True
-                    ) -> tuple[onnx.ModelProto, Fp16Report]:
+                    margin: float = DEFAULT_MARGIN, log_summary: bool = True,
+                    data_dir: Path | None = None) -> tuple[onnx.ModelProto, Fp16Report]:
     """Convert ``model`` (in place) to mixed fp16, keeping out-of-range nodes fp32.
 
     ``calibration_feeds`` are inputs of the fp32 graph (realistic prompts); at least one is
@@ -426,11 +330,18 @@ def convert_to_fp16(model: onnx.ModelProto,
     A candidate node is kept fp32 when any float tensor it reads or writes reaches
     ``margin * 65504`` in absolute value on any feed, or is not finite. The report's
     summary is logged (``log_summary``) at INFO.
+
+    Large models: load with ``onnx.load(path, load_external_data=False)`` and pass the
+    folder as ``data_dir``. The weights then stay on disk while onnxruntime calibrates
+    (it reads them itself) and are converted one at a time, so the peak memory is about one
+    fp32 copy of the weights instead of three. Save the result with external data.
     """
     if not 0.0 < margin <= 1.0:
         raise ValueError(f"margin must be in (0, 1], not {margin}")
     if not calibration_feeds:
         raise ValueError("fp16 conversion needs at least one calibration feed")
+    if data_dir is None and any(on_disk(i) for i in model.graph.initializer):
+        raise ValueError("the model's weights are on disk: pass data_dir (their folder)")
     initializers = {init.name for init in model.graph.initializer}
     needed = {i.name for i in model.graph.input} - initializers
     for feed in calibration_feeds:
@@ -440,7 +351,7 @@ def convert_to_fp16(model: onnx.ModelProto,
     calibration_feeds = [{k: v for k, v in f.items() if k in needed} for f in calibration_feeds]
     start = time.perf_counter()
     _name_nodes(model)
-    _add_missing_domains(model)
+    add_missing_domains(model)
     floats = float_tensors(model)
     limit = margin * FP16_MAX
     plan = plan_precision(model, floats)
@@ -449,7 +360,7 @@ def convert_to_fp16(model: onnx.ModelProto,
     tensors = list(dict.fromkeys(t for names in checked.values() for t in names))
     _LOGGER.info("fp16 calibration: %d tensors of %d candidate nodes on %d feeds",
                  len(tensors), len(candidates), len(calibration_feeds))
-    ranges = measure_ranges(model, tensors, calibration_feeds)
+    ranges = measure_ranges(model, tensors, calibration_feeds, data_dir=data_dir)
     kept = _over_limit(candidates, checked, ranges, limit, _constant_names(model))
     plan = plan_precision(model, floats, (k.name for k in kept))
     report = Fp16Report(
@@ -459,7 +370,7 @@ def convert_to_fp16(model: onnx.ModelProto,
     report.fp16_max_abs = max(
         (ranges[t][0] for n in candidates if plan[n.name] == _HALF for t in checked[n.name]),
         default=0.0)
-    apply_precision(model, plan, floats, report)
+    apply_precision(model, plan, floats, report, data_dir=data_dir)
     report.seconds = time.perf_counter() - start
     if log_summary:
         _LOGGER.info("%s", report.summary())
