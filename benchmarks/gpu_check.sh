@@ -1,127 +1,171 @@
 #!/usr/bin/env bash
-# GPU check for a lent CUDA machine (only the working tree travels there, 64 MiB a call,
-# no internet). Prepare here first: bash benchmarks/gpu_wheels.sh <python version there>.
+# GPU check (issue 11, item 5): fails unless the engine really runs on CUDA, then prints
+# every GPU figure next to its target. Run it first thing whenever a GPU machine is lent.
 #
-#   bash benchmarks/gpu_check.sh probe      # python, GPU, what is installed (seconds)
-#   bash benchmarks/gpu_check.sh run        # install, build, correctness, benchmarks
-#   bash benchmarks/gpu_check.sh dry-run    # the same flow on CPU with a 2-layer model
+# Here, once (PyPI reachable): bash benchmarks/gpu_wheels.sh   -> local/gpu-kit/call1, call2
+# Then two device calls, the second AT ONCE after the first (the machine stays warm ~30 s
+# after a call; part 1, the model and call 1's figures live in /tmp there):
+#   run(command="bash benchmarks/gpu_check.sh call1", carry=["local/gpu-kit/call1"], timeout_s=480)
+#   run(command="bash benchmarks/gpu_check.sh call2", carry=["local/gpu-kit/call2"], timeout_s=480)
+# call1 (~5 min): stashes part 1 + small wheels, probes the machine, builds the real-size
+#   random model with benchmarks/gpu_model.py (tools/build_fixtures.py's seeded weights, only
+#   the graphs the check runs; torch, transformers and onnxscript are there; 2.9 GB of
+#   weights cannot travel), prepares the backbone variants on the CPU, and runs upstream
+#   PyTorch on the GPU (gpu_upstream.py).
+# call2 (~4 min): joins the onnxruntime-gpu parts (sha256 per part and whole), then
+#   gpu_figures.py on CUDA: gates (device, node placement), capture per bucket, forwards,
+#   first audio, RTF, memory over 200 requests, agreements, upstream side by side.
+# If call2 finds no part 1 (the machine went cold), it says so: rerun call1, then call2.
+# Everything printed is also in $OUT (gpu_report.txt, figures.json, upstream.json, call1.log).
 #
-# Device calls (each carries at most 64 MiB; parts already there are kept between calls):
-#   1. run(command="bash benchmarks/gpu_check.sh probe")
-#   2..8. only when probe says onnxruntime has no CUDA provider: one part per call, back to
-#      back (a machine idle for about 30 s is handed back and the parts with it),
-#      run(command="bash benchmarks/gpu_check.sh stage",
-#          carry=["local/gpu-wheels/wheels.tar.part-aa", "local/gpu-wheels/SHA256SUMS"]), ...
-#   9. run(command="bash benchmarks/gpu_check.sh run", timeout_s=600); a rerun on the still
-#      warm machine reuses the model and fp16 graph under /tmp and takes about 5 minutes.
-# `run` writes $OUT/gpu_report.txt (everything printed) and $OUT/*.json, and keeps to
-# about 8 minutes: each step has its own time limit and a failed step does not stop the rest.
+#   bash benchmarks/gpu_check.sh dry-run [MODEL_DIR]   # here, on CPU: same flow, small counts;
+#                                                      # must end "GPU CHECK FAIL" (no CUDA)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-MODE="${1:-run}"
-OUT="${OUT:-$PWD/local/gpu-out}"
-mkdir -p "$OUT"
-REPORT="$OUT/gpu_report.txt"
+MODE="${1:-}"
 PY="${PYTHON:-python3}"
-WHEELS=local/gpu-wheels
-SITE=/tmp/ov-gpu-site
-MODEL="${GPU_MODEL_DIR:-/tmp/ov-real-random}"
+OUT="${OUT:-$PWD/local/gpu-out}"
+WORK="${GPU_WORK:-/tmp/ov-gpu}"
+STORE="$WORK/kit"
+KIT="${GPU_KIT:-local/gpu-kit}"
+MODEL="${GPU_MODEL_DIR:-$WORK/real}"
+mkdir -p "$OUT" "$WORK"
 START=$(date +%s)
 
-log() { echo "[$(( $(date +%s) - START ))s] $*" | tee -a "$REPORT"; }
-step() {  # step SECONDS NAME COMMAND...: run with a limit, keep going on failure
+log() { echo "[$(( $(date +%s) - START ))s] $*"; }
+step() {  # step SECONDS NAME COMMAND...: with a time limit; returns the command's status
   local limit=$1 name=$2; shift 2
   log "== $name (limit ${limit}s)"
-  PYTHONUNBUFFERED=1 timeout "$limit" "$@" 2>&1 | grep --line-buffered -v -E "^\s*$|Warning: .*deprecat" | tee -a "$REPORT"
+  PYTHONUNBUFFERED=1 timeout "$limit" "$@" 2>&1 | grep --line-buffered -v -E \
+    "^\s*$|Warning: .*deprecat|TracerWarning|UserWarning"
   local rc=${PIPESTATUS[0]}
   log "-- $name: exit $rc"
+  return "$rc"
 }
 
-cuda_libs() {  # CUDA/cuDNN libraries from pip nvidia-* packages (e.g. installed with torch)
+cuda_libs() {  # the CUDA 13 / cuDNN libraries of the pip nvidia-* packages (torch's)
   local dirs
   dirs=$("$PY" - <<'PYEOF' 2>/dev/null
-import glob, site, sys
-roots = site.getsitepackages() + [site.getusersitepackages()] + sys.path
-found = sorted({d for r in roots for d in glob.glob(f"{r}/nvidia/*/lib")})
+import glob, os, site, sys
+roots = set(site.getsitepackages() + [site.getusersitepackages()] + sys.path)
+found = sorted({os.path.dirname(p) for r in roots
+                for p in glob.glob(f"{r}/nvidia/**/lib*.so*", recursive=True)})
 print(":".join(found))
 PYEOF
 )
   [ -n "$dirs" ] && export LD_LIBRARY_PATH="$dirs:${LD_LIBRARY_PATH:-}"
 }
 
-has_cuda_ort() {
-  "$PY" -c "import onnxruntime as o, sys; sys.exit(0 if 'CUDAExecutionProvider' in o.get_available_providers() else 1)" 2>/dev/null
-}
-
-install_wheels() {
-  if has_cuda_ort && "$PY" -c "import onnx, numpy, tokenizers" 2>/dev/null; then
-    log "onnxruntime with CUDA, onnx, numpy and tokenizers already present"; return 0
-  fi
-  ls "$WHEELS"/wheels.tar.part-* >/dev/null 2>&1 || { log "no wheel parts under $WHEELS"; return 1; }
-  (cd "$WHEELS" && sha256sum -c SHA256SUMS) 2>&1 | tee -a "$REPORT" || { log "wheel parts incomplete"; return 1; }
-  rm -rf /tmp/ov-wheels && mkdir -p /tmp/ov-wheels
-  cat "$WHEELS"/wheels.tar.part-* | tar -xf - -C /tmp/ov-wheels
-  if "$PY" -m pip --version >/dev/null 2>&1; then
-    "$PY" -m pip install --quiet --no-index --find-links /tmp/ov-wheels --target "$SITE" \
-      onnxruntime-gpu onnx numpy tokenizers 2>&1 | tail -3 | tee -a "$REPORT"
-  else  # no pip: wheels are zip files; unpacking them is an install without metadata scripts
-    mkdir -p "$SITE"
-    for whl in /tmp/ov-wheels/*.whl; do "$PY" -m zipfile -e "$whl" "$SITE"; done
-  fi
-  export PYTHONPATH="$SITE:${PYTHONPATH:-}"
-  rm -rf /tmp/ov-wheels
-}
-
 probe() {
-  log "python: $("$PY" -V 2>&1) at $(command -v "$PY")"
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | tee -a "$REPORT"
-  for mod in onnxruntime onnx numpy tokenizers torch; do
-    "$PY" -c "import $mod; print('$mod', getattr($mod, '__version__', '?'))" 2>/dev/null \
-      | tee -a "$REPORT" || log "$mod: missing"
-  done
+  log "python $("$PY" -V 2>&1 | cut -d' ' -f2) at $(command -v "$PY")"
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 || true
+  "$PY" - <<'PYEOF' 2>&1
+import importlib
+for mod in ("numpy", "onnx", "onnxruntime", "onnxscript", "tokenizers", "torch",
+            "transformers", "omnivoice", "soundfile", "num2words"):
+    try:
+        m = importlib.import_module(mod)
+        extra = ""
+        if mod == "onnxruntime":
+            extra = f" {m.get_available_providers()} from {m.__file__}"
+        if mod == "torch":
+            extra = f" cuda {m.version.cuda} available {m.cuda.is_available()}"
+        print(f"  {mod} {getattr(m, '__version__', '?')}{extra}")
+    except Exception as err:
+        print(f"  {mod}: MISSING ({type(err).__name__}: {err})")
+PYEOF
+  log "cpus $(nproc), /tmp free $(df -h /tmp | awk 'NR==2 {print $4}')"
+}
+
+build_model() {  # the real-size random model, with the torch twin for upstream
+  [ -f "$MODEL/llm_backbone_fp32.onnx" ] && { log "model already in $MODEL"; return 0; }
+  step "${BUILD_LIMIT:-300}" "build ${PRESET:-real}-size random model (benchmarks/gpu_model.py)" \
+    "${TORCH_PY:-$PY}" benchmarks/gpu_model.py --preset "${PRESET:-real}" --out "$MODEL" \
+    && return 0
+  log "gpu_model.py failed: numpy-only model instead (no upstream side by side)"
+  rm -rf "$MODEL"
+  step 200 "build random model (benchmarks/random_model.py)" \
+    "$PY" benchmarks/random_model.py --out "$MODEL" --layers 28
+}
+
+prepare() {  # the backbone variants, made once on the CPU provider (saves GPU minutes)
+  step "${PREPARE_LIMIT:-240}" "prepare backbone variants" \
+    "$PY" benchmarks/gpu_prepare.py "$MODEL"
+}
+
+call1() {
+  log "== call 1: kit part 1, model, upstream"
+  "$PY" benchmarks/gpu_kit.py stash "$KIT/call1" "$STORE" || return 1
+  "$PY" benchmarks/gpu_kit.py unpack-py "$KIT/call1" "$WORK/py" || return 1
+  export PYTHONPATH="$WORK/py:$PWD:${PYTHONPATH:-}"
+  probe
+  build_model || return 1
+  prepare
+  if [ -d "$MODEL/upstream" ]; then
+    step "${UPSTREAM_LIMIT:-240}" "upstream PyTorch on the same weights" \
+      "$PY" benchmarks/gpu_upstream.py "$MODEL" --device "${DEVICE:-cuda}" \
+      --repeats "${REPEATS:-20}" --steps "${STEPS:-32}" --json "$STORE/upstream.json"
+    cp "$STORE/upstream.json" "$OUT/" 2>/dev/null
+  fi
+  touch "$WORK/call1.done"
+  log "call 1 done: now call 2 at once (carry local/gpu-kit/call2)"
+}
+
+call2() {
+  log "== call 2: onnxruntime-gpu, figures"
+  if [ ! -f "$WORK/call1.done" ] || [ ! -f "$MODEL/llm_backbone_fp32.onnx" ]; then
+    log "FAIL: call 1's work is not on this machine (it went cold between the calls)."
+    log "Rerun call1, then call2 immediately after it."
+    return 3
+  fi
+  "$PY" benchmarks/gpu_kit.py stash "$KIT/call2" "$STORE" || return 1
+  rm -rf "$WORK/ort"
+  "$PY" benchmarks/gpu_kit.py join "$STORE" "$WORK/ort" || return 1
+  export PYTHONPATH="$WORK/ort:$WORK/py:$PWD:${PYTHONPATH:-}"
   cuda_libs
-  "$PY" -c "import onnxruntime as o; print('providers', o.get_available_providers())" 2>&1 | tee -a "$REPORT"
-  log "wheel parts here: $(ls "$WHEELS"/wheels.tar.part-* 2>/dev/null | wc -l)"
-  df -h /tmp | tail -1 | tee -a "$REPORT"; nproc | tee -a "$REPORT"
+  probe
+  step "${FIGURES_LIMIT:-420}" "figures" "$PY" benchmarks/gpu_figures.py "$MODEL" \
+    --device "${DEVICE:-cuda}" --upstream "$STORE/upstream.json" --json "$OUT/figures.json" \
+    --repeats "${REPEATS:-20}" --requests "${REQUESTS:-200}" --steps "${STEPS:-32}" \
+    ${FIGURE_ARGS:-}
+}
+
+dry_run() {  # here, on CPU: the kit's carry path, then the whole flow with small counts
+  export GPU_WORK="${GPU_WORK:-/tmp/ov-gpu-dry}" DEVICE=cpu REPEATS=3 REQUESTS=10 STEPS=8
+  WORK="$GPU_WORK"; STORE="$WORK/kit"; MODEL="${2:-${GPU_MODEL_DIR:-/work/bench-out/gpu/mid-kit}}"
+  PRESET="${PRESET:-mid}"; TORCH_PY="${DEV_PYTHON:-/work/devenv/bin/python}"
+  rm -rf "$WORK"; mkdir -p "$WORK"
+  [ -d "$KIT/call1" ] || { log "no kit: run benchmarks/gpu_wheels.sh first"; return 1; }
+  "$PY" benchmarks/gpu_kit.py stash "$KIT/call1" "$STORE" || return 1
+  "$PY" benchmarks/gpu_kit.py stash "$KIT/call2" "$STORE" || return 1
+  "$PY" benchmarks/gpu_kit.py join "$STORE" "$WORK/ort" || return 1
+  log "joined kit: $(du -sh "$WORK/ort" | cut -f1), CUDA provider $(stat -c %s \
+    "$WORK/ort/onnxruntime/capi/libonnxruntime_providers_cuda.so") bytes (cp312: not \
+imported here)"
+  "$PY" benchmarks/gpu_kit.py unpack-py "$KIT/call1" "$WORK/py" || return 1
+  # the small wheels are for Python 3.12 there; here the venvs have them
+  probe
+  build_model || return 1
+  prepare
+  if [ -n "${DRY_UPSTREAM_JSON:-}" ]; then  # figures of an earlier dry run (slow on CPU)
+    cp "$DRY_UPSTREAM_JSON" "$STORE/upstream.json" && log "upstream figures from $DRY_UPSTREAM_JSON"
+  elif [ -d "$MODEL/upstream" ]; then
+    step 900 "upstream PyTorch on the same weights (cpu)" env PYTHONPATH="$PWD" \
+      "$TORCH_PY" benchmarks/gpu_upstream.py "$MODEL" --device cpu --threads 1 --repeats 2 \
+      --steps "$STEPS" --json "$STORE/upstream.json"
+  fi
+  touch "$WORK/call1.done"
+  step 900 "figures (cpu)" "$PY" benchmarks/gpu_figures.py "$MODEL" --device cpu \
+    --upstream "$STORE/upstream.json" --json "$OUT/figures.json" --repeats "$REPEATS" \
+    --requests "$REQUESTS" --steps "$STEPS" --agree-steps 4
 }
 
 case "$MODE" in
-  probe) probe ;;
-  stage) log "parts here: $(ls "$WHEELS"/wheels.tar.part-* 2>/dev/null | xargs -n1 basename | tr '\n' ' ')" ;;
-  run|dry-run)
-    : > "$REPORT"
-    probe
-    if [ "$MODE" = run ]; then
-      DEVICE=cuda; LAYERS=28; VOCAB=151676; STEPS=32; LENGTHS=64,96,128,256,512; BATCHES=1,4,8
-      SOAK=50
-      export PYTHONPATH="$SITE:${PYTHONPATH:-}"
-      install_wheels
-      cuda_libs
-      has_cuda_ort || log "WARNING: onnxruntime still has no CUDA provider; CUDA steps will fail"
-    else
-      DEVICE=cpu; LAYERS=2; VOCAB=4096; STEPS=8; LENGTHS=64,128; BATCHES=1,4; SOAK=5
-      MODEL="${GPU_MODEL_DIR:-/tmp/ov-dry-random}"
-    fi
-    [ -f "$MODEL/llm_backbone_fp32.onnx" ] || \
-      step 120 "build random model ($LAYERS layers)" "$PY" benchmarks/random_model.py \
-        --out "$MODEL" --layers "$LAYERS" --text-vocab "$VOCAB"
-    [ -f "$MODEL/llm_backbone_fp16.onnx" ] || \
-      step 100 "fp16 conversion" "$PY" -m wyoming_omnivoice.convert --fp16 "$MODEL" --no-verify
-    step 120 "correctness: $DEVICE fp32/fp16 vs CPU fp32" "$PY" benchmarks/gpu_correctness.py \
-      "$MODEL" --device "$DEVICE" --steps 16 --json "$OUT/correctness.json"
-    BENCH=("$PY" benchmarks/bench_engine.py --model-dir "$MODEL" --device "$DEVICE"
-           --no-upstream --steps "$STEPS" --repeats 3 --lengths "$LENGTHS"
-           --batches "$BATCHES" --concurrency 1,4,8)
-    step 90 "bench fp32" "${BENCH[@]}" --precision fp32 --sections backbone,utterance \
-      --json "$OUT/bench_fp32.json"
-    step 100 "bench fp16" "${BENCH[@]}" --precision fp16 --soak "$SOAK" --json "$OUT/bench_fp16.json"
-    if [ "$DEVICE" = cuda ]; then
-      step 80 "bench fp16 + CUDA graphs" "${BENCH[@]}" --precision fp16 --cuda-graph \
-        --sections backbone,first_audio,throughput --soak "$SOAK" --json "$OUT/bench_fp16_graph.json"
-      step 50 "bench fp16, steps 16" "${BENCH[@]}" --precision fp16 --steps 16 \
-        --sections first_audio,throughput --json "$OUT/bench_fp16_16.json"
-    fi
-    log "done; report in $REPORT"
-    ;;
-  *) echo "usage: $0 probe|stage|run|dry-run" >&2; exit 2 ;;
+  call1) call1 2>&1 | tee "$OUT/call1.log" ;;
+  call2) call2 2>&1 | tee "$OUT/gpu_report.txt" ;;
+  dry-run) dry_run "$@" 2>&1 | tee "$OUT/gpu_report.txt" ;;
+  *) echo "usage: $0 call1|call2|dry-run [MODEL_DIR]" >&2; exit 2 ;;
 esac
+rc=${PIPESTATUS[0]}
+log "exit $rc"
+exit "$rc"

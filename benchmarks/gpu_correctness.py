@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Correctness on a CUDA machine: CUDA fp32 vs CPU fp32, fp16 vs fp32, bound/bucketed paths.
+"""Agreement between two engines: backbone hidden states and deterministic decode codes.
 
-    python benchmarks/gpu_correctness.py MODEL_DIR [--steps 16] [--json OUT.json]
+    python benchmarks/gpu_correctness.py MODEL_DIR [--device cuda] [--steps 16]
 
-Prints one line per comparison: backbone hidden-state error on a real prompt layout, code
-agreement of deterministic decodes and first-step (teacher-forced) argmax agreement. With
-``--device cpu`` it runs the same comparisons on CPU only (dry run).
+Used by ``gpu_figures.py`` for fp32-CUDA vs CPU, fp16 vs fp32 and ``--allow-tf32`` vs exact
+fp32. Printed per pair: relative and largest absolute hidden-state error on a real prompt
+layout (150 positions, cond + uncond of a short reply), whether the outputs are finite, the
+share of codes equal in deterministic decodes, and the share equal after one step.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,50 +21,64 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from gpu_engine import load_engine  # noqa: E402
 
 from wyoming_omnivoice import DecodeOptions, Engine  # noqa: E402
 
-TEXTS = ("The living room lights are on.", "Good morning, it is seven o'clock.",
-         "The washing machine has finished.")
+TEXTS = ("The living room lights are on.", "Good morning, it is seven o'clock.")
 
 
-def hidden(engine: Engine, embeds: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    (out,) = engine.decoder.backbone.run({"inputs_embeds": embeds, "attention_mask": mask},
-                                         ["hidden_states"])
-    return out
+def probe_inputs(engine: Engine, length: int = 150) -> dict[str, np.ndarray]:
+    """Embeddings of a real prompt, cut or padded to ``length`` positions, full mask."""
+    prompt = engine.prompts.build(TEXTS[0], num_target=length, language=None, instruct=None)
+    (embeds,) = engine.decoder.embeddings.run(
+        {"input_ids": prompt.ids[None], "audio_mask": prompt.audio_mask[None]},
+        ["inputs_embeds"])
+    embeds = np.ascontiguousarray(embeds[:, :length], dtype=np.float32)
+    if embeds.shape[1] < length:
+        pad = np.zeros((1, length - embeds.shape[1], embeds.shape[2]), np.float32)
+        embeds = np.concatenate([embeds, pad], axis=1)
+    mask = np.ones((1, 1, length, length), dtype=bool)
+    return {"inputs_embeds": embeds, "attention_mask": mask}
 
 
-_REFERENCE: dict[tuple[str, int], np.ndarray] = {}
+def hidden(engine: Engine, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    (out,) = engine.decoder.backbone.run(feeds, ["hidden_states"])
+    return np.asarray(out, dtype=np.float32)
 
 
-def reference_codes(ref: Engine, text: str, options: DecodeOptions) -> np.ndarray:
-    """The CPU fp32 decode, computed once per text and step count."""
-    key = (text, options.num_step)
-    if key not in _REFERENCE:
-        _REFERENCE[key] = ref.generate_codes(text, options=options)
-    return _REFERENCE[key]
+_CODES: dict[tuple[int, str, int], np.ndarray] = {}
 
 
-def compare(name: str, ref: Engine, other: Engine, steps: int, embeds: np.ndarray,
-            mask: np.ndarray, results: dict[str, Any]) -> None:
-    h_ref, h_other = hidden(ref, embeds, mask), hidden(other, embeds, mask)
-    rel = float(np.linalg.norm(h_other - h_ref) / max(np.linalg.norm(h_ref), 1e-30))
-    options = DecodeOptions(num_step=steps, position_temperature=0.0, class_temperature=0.0)
-    one = DecodeOptions(num_step=1, position_temperature=0.0, class_temperature=0.0)
+def codes_of(engine: Engine, text: str, steps: int) -> np.ndarray:
+    key = (id(engine), text, steps)
+    if key not in _CODES:
+        options = DecodeOptions(num_step=steps, position_temperature=0.0,
+                                class_temperature=0.0)
+        _CODES[key] = engine.generate_codes(text, options=options, seed=0)
+    return _CODES[key]
+
+
+def agreement(name: str, ref: Engine, other: Engine, steps: int,
+              feeds: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Compare ``other`` against ``ref``; prints one line and returns the figures."""
+    h_ref, h_other = hidden(ref, feeds), hidden(other, feeds)
+    rel = float(np.linalg.norm(h_other - h_ref) / max(float(np.linalg.norm(h_ref)), 1e-30))
     same = first = total = 0
     for text in TEXTS:
-        a = reference_codes(ref, text, options)
-        b = other.generate_codes(text, options=options)
+        a, b = codes_of(ref, text, steps), codes_of(other, text, steps)
         same += int(np.sum(a == b))
         total += a.size
-        first += int(np.sum(reference_codes(ref, text, one)
-                            == other.generate_codes(text, options=one)))
-    results[name] = {"hidden_rel": rel, "hidden_max_abs": float(np.abs(h_other - h_ref).max()),
-                     "finite": bool(np.all(np.isfinite(h_other))),
-                     "code_agreement": same / total, "first_step_agreement": first / total}
-    print(f"{name:<34} hidden rel {rel:.2e} max {results[name]['hidden_max_abs']:.2e} "
-          f"finite {results[name]['finite']} | codes {100 * same / total:6.2f} % | "
-          f"first step {100 * first / total:6.2f} %", flush=True)
+        first += int(np.sum(codes_of(ref, text, 1) == codes_of(other, text, 1)))
+    result = {"hidden_rel": rel, "hidden_max_abs": float(np.abs(h_other - h_ref).max()),
+              "finite": bool(np.all(np.isfinite(h_other))), "code_agreement": same / total,
+              "first_step_agreement": first / total, "steps": steps}
+    print(f"  {name:<30} hidden rel {rel:.2e} max {result['hidden_max_abs']:.2e} "
+          f"finite {result['finite']} | codes {100 * same / total:6.2f} % at {steps} steps"
+          f" | first step {100 * first / total:6.2f} %", flush=True)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,38 +88,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    started = time.perf_counter()
-    dev = args.device
-    cpu32 = Engine.load(args.model_dir, device="cpu")
-    prompt = cpu32.prompts.build(TEXTS[0], num_target=60, language=None, instruct=None)
-    (embeds,) = cpu32.decoder.embeddings.run(
-        {"input_ids": prompt.ids[None], "audio_mask": prompt.audio_mask[None]},
-        ["inputs_embeds"])
-    length = embeds.shape[1]
-    mask = np.ones((1, 1, length, length), dtype=bool)
+    cpu32 = load_engine(args.model_dir, "cpu", "fp32")
+    feeds = probe_inputs(cpu32)
     results: dict[str, Any] = {}
-    variants = [
-        (f"{dev} fp32 (bound, buckets) vs cpu fp32", dict(precision="fp32")),
-        (f"{dev} fp32 plain vs cpu fp32", dict(precision="fp32", io_binding=False,
-                                               buckets=False)),
-        (f"{dev} fp16 vs cpu fp32", dict(precision="fp16")),
-    ]
-    if dev == "cuda":
-        variants.append((f"{dev} fp16 cuda-graph vs cpu fp32",
-                         dict(precision="fp16", cuda_graph=True)))
-    for name, kwargs in variants:
+    for label, precision, tf32 in (("fp32", "fp32", False), ("fp32 tf32", "fp32", True),
+                                   ("fp16", "fp16", False)):
         try:
-            engine = Engine.load(args.model_dir, device=dev, **kwargs)
-            if kwargs.get("cuda_graph"):
-                print(f"(backbone CUDA graphs active: {engine.decoder.backbone.cuda_graph})")
-                engine.warm_up()
-            compare(name, cpu32, engine, args.steps, embeds, mask, results)
-        except Exception as err:  # report every variant, even when one fails
-            print(f"{name:<34} FAILED: {type(err).__name__}: {err}", flush=True)
-            results[name] = {"error": f"{type(err).__name__}: {err}"}
-        finally:
-            engine = None
-    print(f"correctness done in {time.perf_counter() - started:.1f} s")
+            engine = load_engine(args.model_dir, args.device, precision, allow_tf32=tf32)
+            results[label] = agreement(f"{args.device} {label} vs cpu fp32", cpu32, engine,
+                                       args.steps, feeds)
+        except Exception as err:  # report every pair, even when one fails
+            print(f"  {label}: FAILED {type(err).__name__}: {err}", flush=True)
+            results[label] = {"error": f"{type(err).__name__}: {err}"}
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0
