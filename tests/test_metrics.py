@@ -61,7 +61,7 @@ async def test_metrics_scraped_over_http_move_after_synthesis(server_factory) ->
     info = [labels for (name, labels) in before if name == "omnivoice_model_info"]
     assert len(info) == 1
     assert dict(info[0])["device"] == "cpu"
-    assert dict(info[0])["precision"] == "fp32"
+    assert dict(info[0])["precision"] == "int8"  # --precision auto on the CPU
     # warm-up runs before the worker: nothing counted yet
     assert value(before, "omnivoice_requests_total", outcome="ok", code="") == 0
 

@@ -53,11 +53,12 @@ def the_error(events: list[Event]) -> dict:
     "\u200b\u200d\ufe0f",
     "**  **",
 ])
-async def test_nothing_to_say_gives_an_empty_audio_cycle(tiny_server: ServerProcess,
+async def test_nothing_to_say_gives_a_silent_audio_cycle(tiny_server: ServerProcess,
                                                          text: str) -> None:
     async with AsyncClient.from_uri(tiny_server.uri) as client:
         events = await synthesize_once(client, text)
-        assert types_of(events) == ["audio-start", "audio-stop"]
+        assert types_of(events) == ["audio-start", "audio-chunk", "audio-stop"]
+        assert set(pcm_bytes(events)) == {0}  # 20 ms of silence (an mp3 needs a frame)
         await still_usable(client)
 
 
@@ -105,7 +106,7 @@ async def test_ssml_tags_are_stripped(tiny_server: ServerProcess) -> None:
         assert len(audio_cycles(events)) == 1
         await client.write_event(Synthesize(text="<speak></speak>", text_format="ssml").event())
         assert types_of(await read_until(client, {"audio-stop"})) == \
-            ["audio-start", "audio-stop"]
+            ["audio-start", "audio-chunk", "audio-stop"]
 
 
 async def test_ssml_stream_is_spoken_without_tags(tiny_server: ServerProcess) -> None:

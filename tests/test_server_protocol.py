@@ -328,4 +328,4 @@ async def test_an_idle_open_stream_does_not_hold_back_a_lone_request(
         assert "Batch window" not in tiny_server.log[start:]
         await idle.write_event(SynthesizeStop().event())
         assert types_of(await read_until(idle, {"synthesize-stopped"})) == \
-            ["audio-start", "audio-stop", "synthesize-stopped"]
+            ["audio-start", "audio-chunk", "audio-stop", "synthesize-stopped"]

@@ -199,15 +199,6 @@ def test_device_cuda_without_cuda_gives_the_install_commands(tmp_path: Path) -> 
     assert "pip uninstall -y onnxruntime && pip install -e '.[gpu]'" in line
 
 
-def test_fp16_without_the_file_names_the_convert_command(tmp_path: Path) -> None:
-    result = run_server("--uri", f"tcp://127.0.0.1:{free_port()}", "--model-dir",
-                        str(TINY_MODEL), "--data-dir", str(tmp_path / "data"),
-                        "--device", "cpu", "--precision", "fp16")
-    line = error_line(result)
-    assert f"python -m wyoming_omnivoice.convert --fp16 {TINY_MODEL.resolve()}" in line
-    assert "--data-dir" not in line  # downloading does not make this file
-
-
 def test_bad_instruct_in_the_default_voice_is_one_line(tmp_path: Path) -> None:
     voices = tmp_path / "voices.yaml"
     voices.write_text("voices:\n  - name: grandpa\n    description: Old man\n"

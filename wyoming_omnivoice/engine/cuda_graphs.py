@@ -29,7 +29,9 @@ def placement_of(path: Path, providers: ProviderChoice, **source: Any) -> Placem
         graph = Graph(path, providers, record_placement=True, **source)
         return node_placement(graph.session)
     except Exception as err:  # the reason is only for the log
-        return f"node placement unavailable ({_first_line(err)})"
+        # onnxruntime's own words, not the loader's advice about the file (it was loaded
+        # once already; this second session is only for reading the placement)
+        return f"node placement unavailable ({_first_line(err.__cause__ or err)})"
 
 
 def blocking_nodes(placed: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:

@@ -240,7 +240,7 @@ def start(args: argparse.Namespace) -> int:
                                     idle_timeout=args.idle_timeout,
                                     max_connections=args.max_connections)),
         state=state,
-        metrics=start_metrics(args, engine, state, worker),
+        metrics=start_metrics(args, engine, state, worker, options.num_step),
         policy=ServerPolicy(make_request=make_request,
                             on_describe=lambda: watcher.poll(set(state.catalog.names))),
         worker=worker,

@@ -315,8 +315,11 @@ def validate_metrics_args(args: argparse.Namespace) -> None:
 
 
 def start_metrics(args: argparse.Namespace, engine: Engine, state: LiveState,
-                  worker: InferenceWorker) -> NoMetrics:
-    """Serve the metrics when ``--metrics-uri`` is given (hooking the worker); else no-ops."""
+                  worker: InferenceWorker, num_steps: int) -> NoMetrics:
+    """Serve the metrics when ``--metrics-uri`` is given (hooking the worker); else no-ops.
+
+    The info metric shows what runs: the engine's backbone variant (``--precision auto``
+    resolved) and the steps in use (``--num-steps`` or the device's default)."""
     if args.metrics_uri is None:
         return NoMetrics()
     from wyoming_omnivoice import __version__
@@ -325,9 +328,9 @@ def start_metrics(args: argparse.Namespace, engine: Engine, state: LiveState,
         engine.sample_rate,
         Gauges(in_flight=lambda: state.slots.active, queued=lambda: worker.queued,
                connections=lambda: len(state.connections)),
-        device=engine.device, precision=args.precision,
+        device=engine.device, precision=engine.precision,
         fingerprint=engine.fingerprint, version=__version__,
-        num_steps=args.num_steps)
+        num_steps=num_steps)
     worker.on_batch = metrics.batch_done
     metrics.serve(args.metrics_uri)
     return metrics
