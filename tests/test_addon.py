@@ -191,7 +191,7 @@ def test_config_declares_the_wyoming_service(config: dict[str, Any]) -> None:
     assert config["discovery"] == ["wyoming"]
     assert "10200/tcp" in config["ports"]
     assert {"type": "share", "read_only": True} in config["map"]
-    assert set(config["schema"]) == {"voice", "num_steps", "guidance_scale",
+    assert set(config["schema"]) == {"voice", "precision", "num_steps", "guidance_scale",
                                      "preload_languages", "debug"}
     assert config["options"]["voice"] == "en-female-young"
 
@@ -314,12 +314,13 @@ def _argv(result: subprocess.CompletedProcess[str]) -> list[str]:
 
 
 def test_run_script_maps_every_option(tmp_path: Path) -> None:
-    options = {"voice": "my butler", "num_steps": 12, "guidance_scale": 2.5,
-               "preload_languages": "en,de", "debug": True}
+    options = {"voice": "my butler", "precision": "fp32", "num_steps": 12,
+               "guidance_scale": 2.5, "preload_languages": "en,de", "debug": True}
     argv = _argv(run_addon(tmp_path, json.dumps(options)))
     assert argv == [
         "--uri", "tcp://0.0.0.0:10200", "--data-dir", str(tmp_path / "data"), "--device", "cpu",
-        "--voice", "my butler", "--num-steps", "12", "--guidance-scale", "2.5",
+        "--voice", "my butler", "--precision", "fp32", "--num-steps", "12",
+        "--guidance-scale", "2.5",
         "--preload-languages", "en,de", "--debug",
     ]
 
@@ -327,6 +328,7 @@ def test_run_script_maps_every_option(tmp_path: Path) -> None:
 def test_run_script_defaults_of_config_yaml(tmp_path: Path, config: dict[str, Any]) -> None:
     argv = _argv(run_addon(tmp_path, json.dumps(config["options"])))
     assert argv[argv.index("--voice") + 1] == "en-female-young"
+    assert argv[argv.index("--precision") + 1] == "auto"  # int8 on the add-on's CPU
     assert argv[argv.index("--num-steps") + 1] == "16"
     assert argv[argv.index("--guidance-scale") + 1] == "2.0"
     assert argv[argv.index("--preload-languages") + 1] == "en"
