@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.server.anchors import ANCHOR_SEED, anchor_text_for
-from wyoming_omnivoice.server.voice_config import build_catalog
+from wyoming_omnivoice.voices.anchors import ANCHOR_SEED, anchor_text_for
+from wyoming_omnivoice.voices.config import build_catalog
 
 
 def main() -> None:

@@ -412,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logger.setLevel(logging.INFO)
-    logging.getLogger("wyoming_omnivoice.engine.prepare").setLevel(logging.INFO)
+    logging.getLogger("wyoming_omnivoice.engine.offline.prepare").setLevel(logging.INFO)
     model_dir = ensure_model(args)
     if args.sections is None and args.preset == "real" and args.device == "cpu" \
             and args.model_dir is None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from wyoming.event import write_event
 
 from wyoming_omnivoice.server.info import build_info
-from wyoming_omnivoice.server.voice_config import build_catalog
+from wyoming_omnivoice.voices.config import build_catalog
 
 
 def main() -> None:

@@ -25,8 +25,8 @@ import numpy as np
 
 from wyoming_omnivoice import DecodeOptions, Engine
 from wyoming_omnivoice.engine.model_files import BACKBONE
+from wyoming_omnivoice.engine.offline.prepare import prepare_backbone
 from wyoming_omnivoice.engine.precision import default_num_steps
-from wyoming_omnivoice.engine.prepare import prepare_backbone
 from wyoming_omnivoice.engine.sessions import Graph, choose_providers
 
 SHORT_REPLY = "The living room lights are now turned on."

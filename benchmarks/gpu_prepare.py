@@ -3,7 +3,7 @@
 
     python benchmarks/gpu_prepare.py MODEL_DIR [--variants fp32,fp16]
 
-With the engine's preparation (``wyoming_omnivoice.engine.prepare``) each variant is made
+With the engine's preparation (``wyoming_omnivoice.engine.offline.prepare``) each variant is made
 beside the model as the server would at first start; an engine without it gets
 ``llm_backbone_fp16.onnx`` from ``python -m wyoming_omnivoice.convert --fp16``.
 """
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", default="fp32,fp16")
     args = parser.parse_args(argv)
     try:
-        prepare = importlib.import_module("wyoming_omnivoice.engine.prepare")
+        prepare = importlib.import_module("wyoming_omnivoice.engine.offline.prepare")
     except ImportError:
         prepare = None
     for variant in args.variants.split(","):

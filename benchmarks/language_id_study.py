@@ -10,7 +10,7 @@ Home Assistant never sends the language. Three ways to get it to the engine:
 This prints, for py3langid (restricted to the Home Assistant languages): accuracy on short
 assistant replies and on LLM-length replies, how often it would overrule a correct voice
 language (a German voice reading German text, told "not German"), and its time per call;
-and the same for the server's script guard (:mod:`wyoming_omnivoice.server.request_language`).
+and the same for the server's script guard (:mod:`wyoming_omnivoice.speech.request_language`).
 
     pip install py3langid   # for this study only; the server does not use it
     python benchmarks/language_id_study.py
@@ -21,7 +21,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from wyoming_omnivoice.server.request_language import text_language
+from wyoming_omnivoice.speech.request_language import text_language
 
 #: Short replies as Home Assistant's Assist speaks them, per OmniVoice language id.
 SHORT: dict[str, list[str]] = {

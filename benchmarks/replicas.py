@@ -26,7 +26,7 @@ Usage::
     python benchmarks/replicas.py                    # 3 replicas, 60 requests, 8 clients
     python benchmarks/replicas.py --requests 200 --clients 16 --json /tmp/replicas.json
 
-tests/test_replicas_haproxy.py runs a short version and checks the outcomes.
+tests/deploy/test_replicas_haproxy.py runs a short version and checks the outcomes.
 """
 
 from __future__ import annotations

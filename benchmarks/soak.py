@@ -22,7 +22,7 @@ Usage::
     python benchmarks/soak.py                      # 1,000 requests, 8 clients, tiny model
     python benchmarks/soak.py --requests 200 --model-dir /path/to/model --device cuda
 
-The test suite runs a 60-request version (tests/test_soak.py).
+The test suite runs a 60-request version (tests/server/test_soak.py).
 """
 
 from __future__ import annotations

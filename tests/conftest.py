@@ -1,4 +1,5 @@
-"""Shared fixtures: free ports, a real server subprocess, and Wyoming client helpers.
+"""Shared fixtures: free ports, a real server subprocess, Wyoming client helpers, the
+``slow`` marker.
 
 The server tests start ``python -m wyoming_omnivoice`` as a subprocess on a free loopback
 port with the tiny model (``tests/fixtures/models/tiny``) and talk to it with the real
@@ -52,6 +53,38 @@ def port() -> int:
     return free_port()
 
 
+# --------------------------------------------------------------------------- the slow marker
+
+#: Fixtures that start a server process: every test using one is ``slow``.
+SERVER_FIXTURES = frozenset({"tiny_server", "server_factory"})
+_CURRENT: list[pytest.Item] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow: starts a server process or takes over a second (deselect with "
+        "-m 'not slow' for the fast suite)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> None:
+    _CURRENT[:] = [item]
+
+
+def require_slow(what: str) -> None:
+    """Fail a test that starts ``what`` without the ``slow`` marker (the fast suite,
+    ``pytest -m "not slow"``, must never start a server)."""
+    if _CURRENT and _CURRENT[0].get_closest_marker("slow") is None:
+        pytest.fail(f"{_CURRENT[0].nodeid} starts {what}: mark it @pytest.mark.slow",
+                    pytrace=False)
+
+
 # --------------------------------------------------------------------------- server process
 
 
@@ -77,6 +110,7 @@ class ServerProcess:
             if self.log_path.exists() else ""
 
     def start(self) -> ServerProcess:
+        require_slow("a server process")
         env = dict(os.environ)
         env.update(self.env)
         env.setdefault("PYTHONUNBUFFERED", "1")

@@ -1,7 +1,7 @@
 """Synthetic test signals for the post-processing goldens, built from named recipes.
 
 Shared by ``tools/record_rule_goldens.py`` (which runs upstream's pydub-based functions on
-them) and ``tests/test_postprocess.py`` (which runs ours): both rebuild the exact same
+them) and ``tests/engine/test_postprocess.py`` (which runs ours): both rebuild the exact same
 float32 arrays from a recipe and a seed.
 """
 

@@ -1,6 +1,6 @@
 """Print, for a file of sentences per language, input -> output side by side.
 
-Reads ``tests/normalize_cases/<lang>.tsv`` (``written<TAB>spoken``, the spoken form
+Reads ``tests/text/normalize_cases/<lang>.tsv`` (``written<TAB>spoken``, the spoken form
 written by hand) or any file given, normalises each written sentence and prints it next
 to the result, marking lines where the result differs from the expected spoken form, so a
 reviewer can read a language at a glance::

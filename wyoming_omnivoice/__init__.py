@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import _moved
+
 __version__ = "0.1.0"
+
+_moved.install()  # old module paths of 0.1 keep working for one release, with a warning
 
 __all__ = [
     "DecodeOptions",
@@ -22,33 +26,24 @@ __all__ = [
     "resolve_language",
 ]
 
-_LAZY = {
-    "Engine": ("wyoming_omnivoice.engine.core", "Engine"),
-    "SynthesisRequest": ("wyoming_omnivoice.engine.core", "SynthesisRequest"),
-    "DecodeOptions": ("wyoming_omnivoice.engine.decoder", "DecodeOptions"),
-    "ModelError": ("wyoming_omnivoice.engine.model_files", "ModelError"),
-    "VoicePrompt": ("wyoming_omnivoice.engine.reference", "VoicePrompt"),
-    "estimate_num_frames": ("wyoming_omnivoice.engine.duration", "estimate_num_frames"),
-    "normalize_instruct": ("wyoming_omnivoice.engine.instruct", "normalize_instruct"),
-    "resolve_language": ("wyoming_omnivoice.engine.languages", "resolve_language"),
-}
-
 if TYPE_CHECKING:  # pragma: no cover
-    from .engine.core import Engine, SynthesisRequest
-    from .engine.decoder import DecodeOptions
-    from .engine.duration import estimate_num_frames
-    from .engine.instruct import normalize_instruct
-    from .engine.languages import resolve_language
-    from .engine.model_files import ModelError
-    from .engine.reference import VoicePrompt
+    from .engine import (
+        DecodeOptions,
+        Engine,
+        ModelError,
+        SynthesisRequest,
+        VoicePrompt,
+        estimate_num_frames,
+        normalize_instruct,
+        resolve_language,
+    )
 
 
 def __getattr__(name: str) -> Any:
-    target = _LAZY.get(name)
-    if target is None:
+    if name not in __all__ or name == "__version__":
         raise AttributeError(f"module 'wyoming_omnivoice' has no attribute {name!r}")
-    import importlib
+    from . import engine
 
-    value = getattr(importlib.import_module(target[0]), target[1])
+    value = getattr(engine, name)
     globals()[name] = value
     return value

@@ -23,10 +23,14 @@ import numpy as np
 import onnx
 from onnx import external_data_helper
 
-from .convert_prepare import add_prepare_arguments, run_prepare
-from .engine import model_files
-from .engine.calibration_prompts import calibration_feeds
-from .engine.fp16_calibrate import DEFAULT_MARGIN, Fp16Report, convert_to_fp16
+from wyoming_omnivoice.convert_prepare import add_prepare_arguments, run_prepare
+from wyoming_omnivoice.engine import BACKBONE, BACKBONE_FP16, EMBEDDINGS, TOKENIZER
+from wyoming_omnivoice.engine.offline import (
+    DEFAULT_MARGIN,
+    Fp16Report,
+    calibration_feeds,
+    convert_to_fp16,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -55,12 +59,12 @@ def save_with_data(model: onnx.ModelProto, path: Path) -> None:
 def convert_backbone(model_dir: Path, *, margin: float = DEFAULT_MARGIN
                      ) -> tuple[Path, Fp16Report]:
     """Write the calibrated fp16 backbone next to the fp32 one; returns its path and report."""
-    source = model_dir / model_files.BACKBONE
+    source = model_dir / BACKBONE
     if not source.is_file():
-        raise SystemExit(f"{source} not found: MODEL_DIR must hold {model_files.BACKBONE}")
-    target = model_dir / model_files.BACKBONE_FP16
-    feeds = calibration_feeds(model_dir / model_files.EMBEDDINGS,
-                              model_dir / model_files.TOKENIZER)
+        raise SystemExit(f"{source} not found: MODEL_DIR must hold {BACKBONE}")
+    target = model_dir / BACKBONE_FP16
+    feeds = calibration_feeds(model_dir / EMBEDDINGS,
+                              model_dir / TOKENIZER)
     # The weights stay on disk while onnxruntime calibrates; they are converted one by one.
     model = onnx.load(str(source), load_external_data=False)
     converted, report = convert_to_fp16(model, feeds, margin=margin, log_summary=False,
@@ -91,8 +95,7 @@ class Agreement:
 def verify(model_dir: Path, device: str = "cpu", texts: Iterable[str] = VERIFY_TEXTS,
            num_step: int = 16) -> Agreement:
     """Compare the fp16 backbone with the fp32 one: hidden states and decoded codes."""
-    from .engine.core import Engine
-    from .engine.decoder import DecodeOptions
+    from wyoming_omnivoice.engine import DecodeOptions, Engine
 
     fp32 = Engine.load(model_dir, device=device, precision="fp32")
     fp16 = Engine.load(model_dir, device=device, precision="fp16")

@@ -10,8 +10,8 @@ import argparse
 import time
 from pathlib import Path
 
-from .engine.precision import VARIANTS
-from .engine.prepare import prepare_backbone
+from wyoming_omnivoice.engine import VARIANTS
+from wyoming_omnivoice.engine.offline import prepare_backbone
 
 
 def add_prepare_arguments(parser: argparse.ArgumentParser) -> None:

@@ -23,14 +23,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .engine.core import Engine, SynthesisRequest
-from .engine.decoder import DecodeOptions
-from .engine.model_files import ModelError
-from .server.engine_flags import add_engine_arguments, num_steps_for, num_steps_problem
-from .server.errors import StartupError, one_line
+from wyoming_omnivoice.engine import DecodeOptions, Engine, ModelError, SynthesisRequest
+from wyoming_omnivoice.server.engine_flags import (
+    add_engine_arguments,
+    num_steps_for,
+    num_steps_problem,
+)
+from wyoming_omnivoice.server.errors import StartupError, one_line
 
 if TYPE_CHECKING:
-    from .server.voices import VoicePreset
+    from wyoming_omnivoice.voices.catalog import VoicePreset
 
 
 def write_wav(path: Path, audio: np.ndarray, sample_rate: int) -> None:
@@ -44,7 +46,7 @@ def write_wav(path: Path, audio: np.ndarray, sample_rate: int) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .server.cli import default_data_dir
+    from wyoming_omnivoice.server.cli import default_data_dir
 
     parser = argparse.ArgumentParser(
         prog="python -m wyoming_omnivoice.synthesize",
@@ -120,14 +122,14 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     if args.list_voices:
-        from .server.voice_listing import list_voices
+        from wyoming_omnivoice.voices.listing import list_voices
 
         return list_voices(args.data_dir, args.voices_file)
     try:
         check_args(args)
         preset = None
         if args.voice is not None:
-            from .server.startup import gather_voices
+            from wyoming_omnivoice.server.startup import gather_voices
 
             catalog, problems, _folders = gather_voices(args.data_dir, args.voices_file)
             preset = catalog.get(args.voice)
@@ -158,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _load_engine(args: argparse.Namespace, *, cloning: bool) -> Engine:
-    from .server import startup
+    from wyoming_omnivoice.server import startup
 
     if args.model_dir is None:
         args.manifest = None
@@ -175,9 +177,9 @@ def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset
 
     num_frames = None if args.duration is None else max(1, int(args.duration * 25))
     if preset is not None:
-        from .server.request_builder import make_request_factory
-        from .server.voice_assets import prepare_voices
-        from .server.voices import VoiceCatalog
+        from wyoming_omnivoice.speech.request_builder import make_request_factory
+        from wyoming_omnivoice.voices.assets import prepare_voices
+        from wyoming_omnivoice.voices.catalog import VoiceCatalog
 
         # The server's own preparation: the same anchor cache (same key) and clone prompts.
         _served, assets = prepare_voices(engine, VoiceCatalog([preset]), preset.name,
@@ -189,11 +191,12 @@ def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset
     ref_codes = ref_rms = None
     ref_text = args.ref_text
     if args.ref_audio is not None:
-        from .server import cloned_voices
-        from .server.voice_assets import CLONE_PROMPT_CACHE
+        from wyoming_omnivoice.voices import cloned as cloned_voices
+        from wyoming_omnivoice.voices.assets import CLONE_PROMPT_CACHE
+        from wyoming_omnivoice.voices.reference import CloneReference
 
-        spec = cloned_voices.ClonedVoiceSpec(name="synthesize-ref", audio_path=args.ref_audio,
-                                             transcript=args.ref_text)
+        reference = CloneReference(args.ref_audio, args.ref_text)
+        spec = cloned_voices.ClonedVoiceSpec(name="synthesize-ref", reference=reference)
         prompt = cloned_voices.load_clone_prompt(engine, spec,
                                                  args.data_dir / CLONE_PROMPT_CACHE)
         ref_codes, ref_text, ref_rms = prompt.codes, prompt.text, prompt.rms

@@ -1,0 +1,126 @@
+"""The engine's public interface: everything outside ``engine/`` imports from here.
+
+The modules of this package are its inside: ``tests/engine/test_public_interface.py`` fails
+on any import of one of them from elsewhere in ``wyoming_omnivoice`` (the offline graph work
+has its own public interface, :mod:`wyoming_omnivoice.engine.offline`). ``docs/design.md``
+lists the API.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "BACKBONE",
+    "BACKBONE_FP16",
+    "CAUSAL_DECODER_HELP",
+    "CAUSAL_DECODER_NAMES",
+    "CLONING_FILES",
+    "EMBEDDINGS",
+    "NO_TRANSCRIPT_HINT",
+    "NUM_CODEBOOKS",
+    "PRECISIONS",
+    "PROMPT_FORMAT_VERSION",
+    "REQUIRED_FILES",
+    "SHORT_REPLY",
+    "TOKENIZER",
+    "VARIANTS",
+    "DecodeOptions",
+    "Engine",
+    "ModelError",
+    "SynthesisRequest",
+    "VoicePrompt",
+    "advertised_language_code",
+    "choose_providers",
+    "default_num_steps",
+    "default_precision",
+    "estimate_num_frames",
+    "language_info",
+    "layout_problems",
+    "load_reference_audio",
+    "normalize_instruct",
+    "read_prompt_extras",
+    "resolve_language",
+    "strict_language",
+]
+
+#: Public name -> the module of this package that defines it (imported on first use, so
+#: importing this package loads neither numpy nor onnxruntime).
+_PUBLIC = {
+    "BACKBONE": "model_files",
+    "BACKBONE_FP16": "model_files",
+    "CAUSAL_DECODER_HELP": "model_files",
+    "CAUSAL_DECODER_NAMES": "model_files",
+    "CLONING_FILES": "model_files",
+    "DecodeOptions": "decoder",
+    "EMBEDDINGS": "model_files",
+    "Engine": "core",
+    "ModelError": "model_files",
+    "NO_TRANSCRIPT_HINT": "reference",
+    "NUM_CODEBOOKS": "reference",
+    "PRECISIONS": "precision",
+    "PROMPT_FORMAT_VERSION": "reference",
+    "REQUIRED_FILES": "model_files",
+    "SHORT_REPLY": "core",
+    "SynthesisRequest": "core",
+    "TOKENIZER": "model_files",
+    "VARIANTS": "precision",
+    "VoicePrompt": "reference",
+    "advertised_language_code": "languages",
+    "choose_providers": "sessions",
+    "default_num_steps": "precision",
+    "default_precision": "precision",
+    "estimate_num_frames": "duration",
+    "language_info": "languages",
+    "layout_problems": "model_files",
+    "load_reference_audio": "reference",
+    "normalize_instruct": "instruct",
+    "read_prompt_extras": "reference",
+    "resolve_language": "languages",
+    "strict_language": "languages",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from wyoming_omnivoice.engine.core import SHORT_REPLY as SHORT_REPLY
+    from wyoming_omnivoice.engine.core import Engine as Engine
+    from wyoming_omnivoice.engine.core import SynthesisRequest as SynthesisRequest
+    from wyoming_omnivoice.engine.decoder import DecodeOptions as DecodeOptions
+    from wyoming_omnivoice.engine.duration import estimate_num_frames as estimate_num_frames
+    from wyoming_omnivoice.engine.instruct import normalize_instruct as normalize_instruct
+    from wyoming_omnivoice.engine.languages import (
+        advertised_language_code as advertised_language_code,
+    )
+    from wyoming_omnivoice.engine.languages import language_info as language_info
+    from wyoming_omnivoice.engine.languages import resolve_language as resolve_language
+    from wyoming_omnivoice.engine.languages import strict_language as strict_language
+    from wyoming_omnivoice.engine.model_files import BACKBONE as BACKBONE
+    from wyoming_omnivoice.engine.model_files import BACKBONE_FP16 as BACKBONE_FP16
+    from wyoming_omnivoice.engine.model_files import CAUSAL_DECODER_HELP as CAUSAL_DECODER_HELP
+    from wyoming_omnivoice.engine.model_files import CAUSAL_DECODER_NAMES as CAUSAL_DECODER_NAMES
+    from wyoming_omnivoice.engine.model_files import CLONING_FILES as CLONING_FILES
+    from wyoming_omnivoice.engine.model_files import EMBEDDINGS as EMBEDDINGS
+    from wyoming_omnivoice.engine.model_files import REQUIRED_FILES as REQUIRED_FILES
+    from wyoming_omnivoice.engine.model_files import TOKENIZER as TOKENIZER
+    from wyoming_omnivoice.engine.model_files import ModelError as ModelError
+    from wyoming_omnivoice.engine.model_files import layout_problems as layout_problems
+    from wyoming_omnivoice.engine.precision import PRECISIONS as PRECISIONS
+    from wyoming_omnivoice.engine.precision import VARIANTS as VARIANTS
+    from wyoming_omnivoice.engine.precision import default_num_steps as default_num_steps
+    from wyoming_omnivoice.engine.precision import default_precision as default_precision
+    from wyoming_omnivoice.engine.reference import NO_TRANSCRIPT_HINT as NO_TRANSCRIPT_HINT
+    from wyoming_omnivoice.engine.reference import NUM_CODEBOOKS as NUM_CODEBOOKS
+    from wyoming_omnivoice.engine.reference import PROMPT_FORMAT_VERSION as PROMPT_FORMAT_VERSION
+    from wyoming_omnivoice.engine.reference import VoicePrompt as VoicePrompt
+    from wyoming_omnivoice.engine.reference import load_reference_audio as load_reference_audio
+    from wyoming_omnivoice.engine.reference import read_prompt_extras as read_prompt_extras
+    from wyoming_omnivoice.engine.sessions import choose_providers as choose_providers
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

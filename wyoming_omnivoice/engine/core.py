@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .decoder import (
+from wyoming_omnivoice.engine.decoder import (
     BUCKETS,
     DecodeItem,
     DecodeOptions,
@@ -25,20 +25,20 @@ from .decoder import (
     bucket_for,
     natural_length,
 )
-from .duration import estimate_num_frames
-from .graphs import GraphSet, load_graphs
-from .instruct import normalize_instruct
-from .iobinding import StepRunner
-from .languages import resolve_language
-from .model_files import ModelError, ModelPaths
-from .postprocess import cross_fade_chunks, post_process
-from .precision import VARIANTS, check_precision, resolve_precision
-from .prepare import NotPreparable, prepare_backbone
-from .prompt import PromptBuilder
-from .reference import ReferenceEncoder, VoicePrompt
-from .scoring import MASK_ID, NUM_CODEBOOKS
-from .sessions import choose_providers
-from .text import chunk_text_punctuation
+from wyoming_omnivoice.engine.duration import estimate_num_frames
+from wyoming_omnivoice.engine.graphs import GraphSet, load_graphs
+from wyoming_omnivoice.engine.instruct import normalize_instruct
+from wyoming_omnivoice.engine.iobinding import StepRunner
+from wyoming_omnivoice.engine.languages import resolve_language
+from wyoming_omnivoice.engine.model_files import ModelError, ModelPaths
+from wyoming_omnivoice.engine.offline.prepare import NotPreparable, prepare_backbone
+from wyoming_omnivoice.engine.postprocess import cross_fade_chunks, post_process
+from wyoming_omnivoice.engine.precision import VARIANTS, check_precision, resolve_precision
+from wyoming_omnivoice.engine.prompt import PromptBuilder
+from wyoming_omnivoice.engine.reference import ReferenceEncoder, VoicePrompt
+from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
+from wyoming_omnivoice.engine.sessions import choose_providers
+from wyoming_omnivoice.engine.text import chunk_text_punctuation
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .sessions import CUDA_PROVIDER, Graph, ProviderChoice, node_placement
+from wyoming_omnivoice.engine.sessions import CUDA_PROVIDER, Graph, ProviderChoice, node_placement
 
 #: ``(provider, op_type, node name)`` of each node, or why placement could not be read.
 Placement = list[tuple[str, str, str]] | str

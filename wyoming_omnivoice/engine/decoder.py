@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from .prompt import Prompt
-from .schedule import unmask_counts
-from .scoring import (
+from wyoming_omnivoice.engine.prompt import Prompt
+from wyoming_omnivoice.engine.schedule import unmask_counts
+from wyoming_omnivoice.engine.scoring import (
     COND_INDEX,
     CONF,
     GUIDANCE,
@@ -51,7 +51,7 @@ from .scoring import (
     TOPK_VALUES,
     UNCOND_INDEX,
 )
-from .sessions import Graph
+from wyoming_omnivoice.engine.sessions import Graph
 
 LAYOUTS = ("packed", "rows", "split", "auto")
 #: Row length at which a backbone forward's attention (quadratic) costs as much as its

@@ -18,12 +18,13 @@ from typing import Any
 import numpy as np
 import onnx
 
-from .cuda_graphs import capture_failure_message, placement_of
-from .graph_rewrite import strip_nan_guards
-from .model_files import CAUSAL_DECODER_HELP, ModelError, ModelPaths
-from .prepare import PreparedBackbone
-from .scoring import MASK_ID, NUM_CODEBOOKS, build_scoring_model
-from .sessions import Graph, ProviderChoice
+from wyoming_omnivoice.engine.cuda_graphs import capture_failure_message, placement_of
+from wyoming_omnivoice.engine.model_files import CAUSAL_DECODER_HELP, ModelError, ModelPaths
+from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
+from wyoming_omnivoice.engine.offline.prepare import PreparedBackbone
+from wyoming_omnivoice.engine.probe import check_bidirectional
+from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS, build_scoring_model
+from wyoming_omnivoice.engine.sessions import Graph, ProviderChoice
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -177,21 +178,3 @@ def _load_heads(path: Path) -> onnx.ModelProto:
         return onnx.load(str(path))
     except Exception as err:
         raise ModelError(f"Could not read {path}: {err}. Download it again.") from err
-
-
-def check_bidirectional(backbone: Graph, hidden_size: int) -> None:
-    """Refuse a causal backbone: changing the last position must move earlier states."""
-    rng = np.random.default_rng(0)
-    length = 8
-    embeds = rng.standard_normal((1, length, hidden_size)).astype(np.float32)
-    mask = np.ones((1, 1, length, length), dtype=bool)
-    feeds = {"inputs_embeds": embeds, "attention_mask": mask}
-    (before,) = backbone.run(feeds, ["hidden_states"])
-    embeds[0, -1] = rng.standard_normal(hidden_size).astype(np.float32) * 4
-    (after,) = backbone.run(feeds, ["hidden_states"])
-    earlier = np.abs(after[0, :-1].astype(np.float32) - before[0, :-1].astype(np.float32))
-    if not np.all(np.isfinite(after)) or float(earlier.max()) <= 1e-6:
-        raise ModelError(
-            f"{backbone.path} is causal: changing the last position left earlier hidden "
-            f"states unchanged. OmniVoice needs bidirectional attention. {CAUSAL_DECODER_HELP}"
-        )

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto, helper
 
-from .sessions import Graph, import_onnxruntime
+from wyoming_omnivoice.engine.sessions import Graph, import_onnxruntime
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class BoundStep:
         except Exception as err:
             if self.buf.graph_id < 0:
                 raise
-            from .cuda_graphs import capture_failure_message
+            from wyoming_omnivoice.engine.cuda_graphs import capture_failure_message
 
             _LOGGER.warning("%s", capture_failure_message(
                 runner.backbone.label, err,
@@ -205,7 +205,7 @@ class BoundStep:
             self.cast_out.bind_ortvalue_output("y", buf.hidden_cast)
             hidden = buf.hidden_cast
 
-        from .scoring import COND_INDEX, GUIDANCE, HIDDEN, UNCOND_INDEX
+        from wyoming_omnivoice.engine.scoring import COND_INDEX, GUIDANCE, HIDDEN, UNCOND_INDEX
 
         self.scorer = scorer
         self.want = want

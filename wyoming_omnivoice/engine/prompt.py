@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .model_files import ModelError
-from .scoring import MASK_ID, NUM_CODEBOOKS
-from .text import combine_text, split_nonverbal
+from wyoming_omnivoice.engine.model_files import ModelError
+from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
+from wyoming_omnivoice.engine.text import combine_text, split_nonverbal
 
 SPECIAL_TOKENS = (
     "<|denoise|>",

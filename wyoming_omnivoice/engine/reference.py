@@ -22,8 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic import atomic_write
-from .model_files import ACOUSTIC_ENCODER, QUANTIZER_ENCODER, SEMANTIC_ENCODER, ModelError
+from wyoming_omnivoice.atomic import atomic_write
+from wyoming_omnivoice.engine.model_files import (
+    ACOUSTIC_ENCODER,
+    QUANTIZER_ENCODER,
+    SEMANTIC_ENCODER,
+    ModelError,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -224,8 +229,8 @@ def prepare_reference(
     ``wav`` is mono, ``(channels, samples)`` or ``(samples, channels)``, float or integer
     PCM. ``source`` names the audio (a file path) in error messages.
     """
-    from .postprocess import remove_silence
-    from .text import add_punctuation
+    from wyoming_omnivoice.engine.postprocess import remove_silence
+    from wyoming_omnivoice.engine.text import add_punctuation
 
     if ref_text is None or not ref_text.strip():
         raise ValueError(f"{source} has no transcript. {NO_TRANSCRIPT_HINT}")
@@ -307,7 +312,7 @@ class ReferenceEncoder:
     def _load(self) -> tuple[Any, Any, Any]:
         if self._graphs is not None:
             return self._graphs
-        from .sessions import Graph, ProviderChoice, choose_providers
+        from wyoming_omnivoice.engine.sessions import Graph, ProviderChoice, choose_providers
 
         missing = [n for n in (ACOUSTIC_ENCODER, SEMANTIC_ENCODER, QUANTIZER_ENCODER)
                    if not (self.model_dir / n).is_file()]

@@ -26,7 +26,7 @@ import onnx
 import onnx.version_converter
 from onnx import TensorProto, compose, helper, numpy_helper
 
-from .model_files import ModelError
+from wyoming_omnivoice.engine.model_files import ModelError
 
 AUDIO_VOCAB = 1025
 MASK_ID = 1024

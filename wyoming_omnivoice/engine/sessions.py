@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .model_files import ModelError
+from wyoming_omnivoice.engine.model_files import ModelError
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -21,25 +21,38 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from wyoming_omnivoice import __version__
-
-from . import startup
-from .connection import ConnectionLimits
-from .context import LiveState, RequestSlots, ServerContext, ServerPolicy, ServerSettings
-from .data_dir import prepare_data_dir
-from .determinism import deterministic_requests
-from .engine_flags import add_engine_arguments, num_steps_for, num_steps_problem
-from .errors import StartupError
-from .lazy_anchors import add_language_arguments
-from .listen_address import check_listen_address, zeroconf_loopback_warning
-from .metrics import add_metrics_arguments, start_metrics, validate_metrics_args
-from .request_builder import make_request_factory
-from .request_input import add_first_clause_argument
-from .serve import serve
-from .voice_assets import WorkerEncoder, folder_voice_watcher, prepare_voices
-from .voice_listing import add_list_voices_argument, list_voices
-from .voice_watch import NewVoice
-from .warmup import warm_up
-from .worker import InferenceWorker
+from wyoming_omnivoice.model.data_dir import prepare_data_dir
+from wyoming_omnivoice.server import startup
+from wyoming_omnivoice.server.connection import ConnectionLimits
+from wyoming_omnivoice.server.context import (
+    LiveState,
+    RequestSlots,
+    ServerContext,
+    ServerPolicy,
+    ServerSettings,
+)
+from wyoming_omnivoice.server.engine_flags import (
+    add_engine_arguments,
+    num_steps_for,
+    num_steps_problem,
+)
+from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.server.listen_address import check_listen_address, zeroconf_loopback_warning
+from wyoming_omnivoice.server.metrics import (
+    add_metrics_arguments,
+    start_metrics,
+    validate_metrics_args,
+)
+from wyoming_omnivoice.server.request_input import add_first_clause_argument
+from wyoming_omnivoice.server.serve import serve
+from wyoming_omnivoice.speech.determinism import deterministic_requests
+from wyoming_omnivoice.speech.request_builder import make_request_factory
+from wyoming_omnivoice.speech.warmup import warm_up
+from wyoming_omnivoice.speech.worker import InferenceWorker
+from wyoming_omnivoice.voices.assets import WorkerEncoder, folder_voice_watcher, prepare_voices
+from wyoming_omnivoice.voices.lazy_anchors import add_language_arguments
+from wyoming_omnivoice.voices.listing import add_list_voices_argument, list_voices
+from wyoming_omnivoice.voices.watch import NewVoice
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 

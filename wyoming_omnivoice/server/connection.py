@@ -29,8 +29,13 @@ from wyoming.error import Error
 from wyoming.event import Event, async_write_event
 from wyoming.server import AsyncEventHandler
 
-from .errors import TOO_MANY_CONNECTIONS
-from .wire import DEFAULT_FRAME_TIMEOUT_S, IdleTimeout, WireError, read_frame
+from wyoming_omnivoice.server.errors import TOO_MANY_CONNECTIONS
+from wyoming_omnivoice.server.wire import (
+    DEFAULT_FRAME_TIMEOUT_S,
+    IdleTimeout,
+    WireError,
+    read_frame,
+)
 
 _LOGGER = logging.getLogger(__name__)
 

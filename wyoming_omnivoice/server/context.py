@@ -19,17 +19,16 @@ from typing import TYPE_CHECKING
 
 from wyoming.event import Event
 
-from .connection import ConnectionLimits
-from .info import build_info
-from .metrics import NoMetrics
-from .request_input import TextThread
-from .voices import VoiceCatalog, VoicePreset
-from .worker import InferenceWorker
+from wyoming_omnivoice.server.connection import ConnectionLimits
+from wyoming_omnivoice.server.info import build_info
+from wyoming_omnivoice.server.metrics import NoMetrics
+from wyoming_omnivoice.server.request_input import TextThread
+from wyoming_omnivoice.speech.worker import InferenceWorker
+from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import SynthesisRequest
-
-    from .connection import Connection
+    from wyoming_omnivoice.server.connection import Connection
 
 _LOGGER = logging.getLogger(__name__)
 

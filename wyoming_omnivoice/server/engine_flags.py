@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from wyoming_omnivoice.engine.precision import (
+from wyoming_omnivoice.engine import (
     PRECISIONS,
     default_num_steps,
     default_precision,

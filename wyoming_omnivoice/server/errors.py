@@ -12,7 +12,7 @@ import logging
 from wyoming.error import Error
 from wyoming.event import Event
 
-from .worker import BusyError, WorkerStoppedError
+from wyoming_omnivoice.speech.worker import BusyError, WorkerStoppedError
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -45,18 +45,17 @@ from wyoming.tts import (
     SynthesizeStopped,
 )
 
+from wyoming_omnivoice.server import errors
+from wyoming_omnivoice.server.connection import Connection
+from wyoming_omnivoice.server.context import ServerContext
+from wyoming_omnivoice.server.errors import RequestError
+from wyoming_omnivoice.server.output import OrderedOutput, OutputOverflow, empty_cycle, silent_cycle
+from wyoming_omnivoice.server.request_input import VoiceWish, check_text_format, voice_wish
+from wyoming_omnivoice.server.requests import Kind, PcmBuffer, Piece, Reply, Request, RequestState
+from wyoming_omnivoice.server.wire import WireError, check_fields
 from wyoming_omnivoice.text.prepare import feed, prepare_one_shot, prepare_streamed_sentence
 from wyoming_omnivoice.text.sentences import SentenceSplitter
-
-from . import errors
-from .connection import Connection
-from .context import ServerContext
-from .errors import RequestError
-from .output import OrderedOutput, OutputOverflow, empty_cycle, silent_cycle
-from .request_input import VoiceWish, check_text_format, voice_wish
-from .requests import Kind, PcmBuffer, Piece, Reply, Request, RequestState
-from .voices import VoicePreset
-from .wire import WireError, check_fields
+from wyoming_omnivoice.voices.catalog import VoicePreset
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import stat
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .errors import StartupError
+from wyoming_omnivoice.server.errors import StartupError
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 

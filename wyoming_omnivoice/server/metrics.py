@@ -33,16 +33,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec
 from urllib.parse import urlparse
 
-from .errors import StartupError
+from wyoming_omnivoice.server.errors import StartupError
 
 if TYPE_CHECKING:
     from prometheus_client.core import Metric
     from wyoming.event import Event
 
     from wyoming_omnivoice import Engine
-
-    from .context import LiveState
-    from .worker import InferenceWorker
+    from wyoming_omnivoice.server.context import LiveState
+    from wyoming_omnivoice.speech.worker import InferenceWorker
 
 _LOGGER = logging.getLogger(__name__)
 P = ParamSpec("P")

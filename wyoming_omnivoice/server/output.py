@@ -22,9 +22,9 @@ from collections.abc import Callable
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 
-from .connection import Connection
-from .errors import INTERNAL_ERROR, RequestError, request_error_for
-from .requests import CycleState, Piece, Reply, Request, audio_to_pcm
+from wyoming_omnivoice.server.connection import Connection
+from wyoming_omnivoice.server.errors import INTERNAL_ERROR, RequestError, request_error_for
+from wyoming_omnivoice.server.requests import CycleState, Piece, Reply, Request, audio_to_pcm
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -20,10 +20,9 @@ from typing import Any, TypeVar
 
 from wyoming.event import Event
 
+from wyoming_omnivoice.server import errors
+from wyoming_omnivoice.server.errors import RequestError
 from wyoming_omnivoice.text.prepare import TEXT_FORMATS, text_format_of
-
-from . import errors
-from .errors import RequestError
 
 T = TypeVar("T")
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from wyoming.event import Event
 
-from .voices import VoicePreset
+from wyoming_omnivoice.voices.catalog import VoicePreset
 
 
 class RequestState(enum.Enum):

@@ -18,11 +18,11 @@ from urllib.parse import urlparse
 
 from wyoming.server import AsyncServer, AsyncStdioServer
 
-from .context import ServerContext
-from .errors import StartupError
-from .handler import OmniVoiceEventHandler
-from .listen_address import listen_error_message
-from .worker import InferenceWorker
+from wyoming_omnivoice.server.context import ServerContext
+from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.server.handler import OmniVoiceEventHandler
+from wyoming_omnivoice.server.listen_address import listen_error_message
+from wyoming_omnivoice.speech.worker import InferenceWorker
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 

@@ -12,11 +12,11 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import cloned_voices
-from .errors import StartupError, one_line
-from .voice_assets import preset_from_spec
-from .voice_config import VoiceProblem, build_catalog
-from .voices import VoiceCatalog, VoicePreset
+from wyoming_omnivoice.server.errors import StartupError, one_line
+from wyoming_omnivoice.voices import cloned as cloned_voices
+from wyoming_omnivoice.voices.assets import preset_from_spec
+from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
+from wyoming_omnivoice.voices.config import VoiceProblem, build_catalog
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import Engine
@@ -75,9 +75,8 @@ def _default_voice_problem(voice: str, catalog: VoiceCatalog,
 
 def resolve_model_dir(args: argparse.Namespace, include_cloning: bool) -> Path:
     """--model-dir checked as is, or the model downloaded and verified into --data-dir."""
-    from wyoming_omnivoice.engine.model_files import ModelError
-
-    from . import download
+    from wyoming_omnivoice.engine import ModelError
+    from wyoming_omnivoice.model import download
 
     try:
         if args.model_dir is not None:
@@ -104,11 +103,10 @@ def load_engine(model_dir: Path, device: str, precision: str = "auto", *,
     so its failure stops the start with the reason.
     """
     from wyoming_omnivoice import Engine
-    from wyoming_omnivoice.engine import sessions
-    from wyoming_omnivoice.engine.model_files import ModelError
+    from wyoming_omnivoice.engine import ModelError, choose_providers
 
     wanted_gpu = device == "cuda" or (device == "auto"
-                                      and sessions.choose_providers("auto").device == "cuda")
+                                      and choose_providers("auto").device == "cuda")
     try:
         engine = Engine.load(model_dir, device=device, precision=precision,
                              allow_tf32=allow_tf32, cache_dir=cache_dir)

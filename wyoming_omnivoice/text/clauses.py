@@ -20,7 +20,12 @@ whole text gives the same pieces.
 
 from __future__ import annotations
 
-from .scripts import CLOSERS, SPACED_CLAUSE_MARKS, WIDE_CLAUSE_MARKS, spoken_length
+from wyoming_omnivoice.text.scripts import (
+    CLOSERS,
+    SPACED_CLAUSE_MARKS,
+    WIDE_CLAUSE_MARKS,
+    spoken_length,
+)
 
 #: A first sentence longer than this (Latin-letter units) is spoken from its first clause.
 #: 100 is about 6 s of speech; ``benchmarks/bench_server.py`` measured first audio for a

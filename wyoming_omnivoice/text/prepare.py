@@ -19,8 +19,8 @@ from __future__ import annotations
 import html
 import re
 
-from .cleanup import clean_text, has_speech
-from .sentences import SentenceSplitter
+from wyoming_omnivoice.text.cleanup import clean_text, has_speech
+from wyoming_omnivoice.text.sentences import SentenceSplitter
 
 #: One-shot text: sentences after the first are merged up to this many characters.
 GROUP_CHARS = 200

@@ -32,8 +32,8 @@ from __future__ import annotations
 import re
 import string
 
-from .clauses import first_clause_end, is_long
-from .scripts import (
+from wyoming_omnivoice.text.clauses import first_clause_end, is_long
+from wyoming_omnivoice.text.scripts import (
     CLOSERS,
     SCRIPT_STOPS,
     TERMINALS,

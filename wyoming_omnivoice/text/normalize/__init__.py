@@ -35,7 +35,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 
-from wyoming_omnivoice.engine.languages import language_info, resolve_language
+from wyoming_omnivoice.engine import language_info, resolve_language
 from wyoming_omnivoice.text.normalize import other
 from wyoming_omnivoice.text.normalize.table import Language
 

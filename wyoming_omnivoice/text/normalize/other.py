@@ -3,7 +3,7 @@
 A language here has a small `Other` table (decimal word, percent word, how a clock time and
 an ordinal are written and said). Turkish, Indonesian and Vietnamese have hand-made tables
 and are on by default (`ENABLED`): their Home Assistant-style replies pass their tests
-(``tests/normalize_cases/``). Every other language that num2words knows gets a table made
+(``tests/text/normalize_cases/``). Every other language that num2words knows gets a table made
 from num2words itself (its decimal and minus words, ``to="ordinal"``) plus the percent word
 where it does not change with the number; those are off by default, as upstream has no
 normalisation, and run only when a voice asks for it (``normalize_text: true``). Most of
@@ -146,7 +146,7 @@ def rules(code: str) -> Callable[[str], str] | None:
 
 
 def _rewrite(text: str, lang: Other) -> str:
-    from wyoming_omnivoice.text.normalize.passes import sub
+    from wyoming_omnivoice.text.normalize.regex import sub
 
     number_re, percent_after_re, percent_before_re = _PATTERNS[lang.decimal_point]
     group = "," if lang.decimal_point else "."

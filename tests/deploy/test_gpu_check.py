@@ -1,0 +1,234 @@
+"""The GPU check cannot pass by mistake, and its kit's pieces work (all on CPU).
+
+* the real check script, run as a subprocess on this CPU-only onnxruntime, reports FAIL and
+  exits non-zero, whether asked for CUDA or for a CPU dry run;
+* the device and placement gates fail on every silent-fallback shape;
+* the wheel kit: parts split, carried to a store, joined and checked by sha256 (a corrupt or
+  missing part is refused); the fat-binary stripper keeps only the wanted architecture.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import struct
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import fatbin  # noqa: E402
+import gpu_kit  # noqa: E402
+from gpu_assert import CUDA_PROVIDER, device_verdict, placement_verdict  # noqa: E402
+
+TINY = REPO / "tests" / "fixtures" / "models" / "tiny"
+CPU = "CPUExecutionProvider"
+
+
+def run_check(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "gpu_figures.py"), str(TINY), *args],
+        capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
+
+
+# -- the check fails without CUDA -------------------------------------------------------
+def test_check_asked_for_cuda_fails_on_a_cpu_onnxruntime() -> None:
+    done = run_check("--device", "cuda", "--gates-only")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "[FAIL] device is CUDA" in out
+    assert "GPU CHECK FAIL" in out
+    assert "GPU CHECK PASS" not in out
+
+
+@pytest.mark.slow
+def test_dry_run_on_cpu_reports_fail_but_prints_figures() -> None:
+    done = run_check("--device", "cpu", "--gates-only", "--repeats", "2", "--requests", "2",
+                     "--steps", "2")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "[FAIL] device is CUDA" in out
+    assert f"[FAIL] node placement, fp32 backbone: {CPU}" in out
+    assert "forward fp32 at  96 positions" in out
+    assert "GPU CHECK FAIL" in out
+
+
+# -- the gates --------------------------------------------------------------------------
+def test_device_gate_needs_provider_engine_and_every_session() -> None:
+    cuda = [CUDA_PROVIDER, CPU]
+    assert device_verdict([CUDA_PROVIDER, CPU], "cuda",
+                          {"backbone": cuda, "vocoder": cuda}).ok
+    assert not device_verdict([CPU], "cpu", {"backbone": [CPU]}).ok
+    # the silent fallback: onnxruntime-gpu installed, but a session fell back to the CPU
+    fallback = device_verdict([CUDA_PROVIDER, CPU], "cuda", {"backbone": cuda,
+                                                             "vocoder": [CPU]})
+    assert not fallback.ok and "vocoder" in fallback.detail
+    assert not device_verdict([CUDA_PROVIDER, CPU], "cpu", {"backbone": cuda}).ok
+
+
+def test_placement_gate_reads_every_node() -> None:
+    on_cuda = [(CUDA_PROVIDER, "MatMul", "mm"), (CUDA_PROVIDER, "Softmax", "sm")]
+    assert placement_verdict("x", on_cuda).ok
+    memcpy = placement_verdict("x", [*on_cuda, (CUDA_PROVIDER, "MemcpyToHost", "copy")])
+    assert not memcpy.ok and memcpy.figures["memcpy"] == 1
+    shape_on_cpu = placement_verdict("x", [*on_cuda, (CPU, "Shape", "shape")])
+    assert not shape_on_cpu.ok and shape_on_cpu.figures["off_cuda_ops"] == {"Shape": 1}
+    assert not placement_verdict("x", []).ok
+    assert not placement_verdict("x", "placement unavailable: no API").ok
+
+
+def test_placement_of_a_real_cpu_session_fails_the_gate() -> None:
+    from wyoming_omnivoice.engine.sessions import (
+        Graph,
+        ProviderChoice,
+        node_placement,
+    )
+
+    graph = Graph(TINY / "llm_backbone_fp32.onnx", ProviderChoice("cpu", (CPU,)),
+                  record_placement=True)
+    placed = node_placement(graph.session)
+    verdict = placement_verdict("tiny", placed)
+    assert placed and not verdict.ok
+    assert verdict.figures["providers"] == {CPU: len(placed)}
+
+
+# -- the kit: parts, sums, join ---------------------------------------------------------
+def make_archive(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
+    files = {"pkg/__init__.py": b"VALUE = 1\n",
+             "pkg/lib.so": np.random.default_rng(0).bytes(300_000)}
+    src = tmp_path / "src"
+    for name, data in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_bytes(data)
+    archive = tmp_path / "ort.tar.xz"
+    gpu_kit.pack(src, archive)
+    return archive, files
+
+
+def test_parts_split_stash_join_extract(tmp_path: Path) -> None:
+    archive, files = make_archive(tmp_path)
+    call1, call2 = tmp_path / "call1", tmp_path / "call2"
+    parts = gpu_kit.split(archive, [call1, call2], [1000, archive.stat().st_size - 1000])
+    assert parts[0].stat().st_size == 1000
+    store = tmp_path / "store"
+    gpu_kit.stash(call1, store)
+    with pytest.raises(gpu_kit.KitError, match=r"ort\.tar\.xz\.part-2"):
+        gpu_kit.join(store, "ort.tar.xz")  # only call 1 arrived
+    gpu_kit.stash(call2, store)
+    data = gpu_kit.join(store, "ort.tar.xz")
+    assert hashlib.sha256(data).hexdigest() == gpu_kit.sha256_of(archive)
+    site = tmp_path / "site"
+    gpu_kit.extract(data, site)
+    for name, content in files.items():
+        assert (site / name).read_bytes() == content
+
+
+def test_a_corrupt_part_is_refused(tmp_path: Path) -> None:
+    archive, _ = make_archive(tmp_path)
+    call1, call2 = tmp_path / "call1", tmp_path / "call2"
+    part1, _part2 = gpu_kit.split(archive, [call1, call2])
+    data = bytearray(part1.read_bytes())
+    data[10] ^= 0xFF
+    part1.write_bytes(bytes(data))
+    with pytest.raises(gpu_kit.KitError, match="sha256"):
+        gpu_kit.stash(call1, tmp_path / "store")
+
+
+def test_pack_is_reproducible(tmp_path: Path) -> None:
+    archive, _ = make_archive(tmp_path)
+    (tmp_path / "src" / "pkg" / "lib.so").chmod(0o600)  # modes differ between unpackings
+    again = tmp_path / "again.tar.xz"
+    gpu_kit.pack(tmp_path / "src", again)
+    assert archive.read_bytes() == again.read_bytes()
+    with tarfile.open(fileobj=io.BytesIO(__import__("lzma").decompress(again.read_bytes()))) \
+            as tar:
+        assert {m.mtime for m in tar.getmembers()} == {0}
+
+
+def test_pins_are_refused_when_a_wheel_differs(tmp_path: Path) -> None:
+    (tmp_path / "a.whl").write_bytes(b"x")
+    with pytest.raises(gpu_kit.KitError, match="sha256"):
+        gpu_kit.check_pins(tmp_path, {"a.whl": "0" * 64})
+    with pytest.raises(gpu_kit.KitError, match="missing"):
+        gpu_kit.check_pins(tmp_path, {"b.whl": "0" * 64})
+
+
+def test_kit_targets_python_312() -> None:
+    assert "cp312" in gpu_kit.ORT_WHEEL
+    assert all("cp311" not in name for name in gpu_kit.PINS)
+
+
+# -- fat binaries ----------------------------------------------------------------------
+def fat_entry(arch: int, payload: bytes) -> bytes:
+    header = bytearray(64)
+    struct.pack_into("<HHIQ", header, 0, 2, 0x0101, 64, len(payload))
+    struct.pack_into("<I", header, 28, arch)
+    return bytes(header) + payload
+
+
+def fat_binary(*entries: bytes) -> bytes:
+    body = b"".join(entries)
+    return struct.pack("<IHHQ", fatbin.FATBIN_MAGIC, 1, 16, len(body)) + body
+
+
+def tiny_elf(section: bytes) -> bytes:
+    """A little-endian ELF64 with a section-name table and a .nv_fatbin section."""
+    names = b"\0.shstrtab\0.nv_fatbin\0"
+    names_off = 64
+    fat_off = (names_off + len(names) + 7) // 8 * 8
+    sh_off = (fat_off + len(section) + 7) // 8 * 8
+    header = bytearray(64)
+    header[:8] = b"\x7fELF\x02\x01\x01\x00"
+    struct.pack_into("<Q", header, 0x28, sh_off)
+    struct.pack_into("<HHH", header, 0x3A, 64, 3, 1)
+    def sh(name: int, offset: int, size: int) -> bytes:
+        entry = bytearray(64)
+        struct.pack_into("<II", entry, 0, name, 1)
+        struct.pack_into("<QQ", entry, 0x18, offset, size)
+        return bytes(entry)
+    body = bytearray(header) + names
+    body += bytes(fat_off - len(body)) + section
+    body += bytes(sh_off - len(body))
+    body += bytes(64) + sh(1, names_off, len(names)) + sh(11, fat_off, len(section))
+    return bytes(body)
+
+
+def test_fatbin_keeps_only_the_wanted_architecture(tmp_path: Path) -> None:
+    sm80, sm90, other = b"A" * 200, b"B" * 120, b"C" * 80
+    mixed = fat_binary(fat_entry(80, sm80), fat_entry(90, sm90))
+    lone = fat_binary(fat_entry(80, other))
+    section = mixed + lone
+    elf = tiny_elf(section)
+    source, target = tmp_path / "in.so", tmp_path / "out.so"
+    source.write_bytes(elf)
+    assert fatbin.main([str(source), str(target), "--keep", "90"]) == 0
+    out = target.read_bytes()
+    assert len(out) == len(elf)
+    offset, size = fatbin.find_section(out, ".nv_fatbin")
+    found = fatbin.scan(out[offset:offset + size])
+    assert [[(e.arch, e.length) for e in f.entries] for f in found] == \
+        [[(90, 64 + len(sm90))], [(80, 64 + len(other))]]
+    first = found[0].entries[0]
+    payload = out[offset + first.offset + 64: offset + first.offset + first.length]
+    assert payload == sm90
+    assert b"A" not in out  # the sm_80 kernel of the mixed binary is gone (zeroed)
+    assert other in out  # a binary with no sm_90 entry stays as it was
+    assert fatbin.verify(out, {90}) == 0
+
+
+def test_call2_on_a_cold_machine_says_to_rerun_call1(tmp_path: Path) -> None:
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "GPU_WORK": str(tmp_path / "work"),
+           "PYTHON": sys.executable}
+    done = subprocess.run(["bash", str(REPO / "benchmarks" / "gpu_check.sh"), "call2"],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "Rerun call1, then call2" in done.stdout
+    assert (tmp_path / "out" / "gpu_report.txt").read_text().count("call 1's work") == 1

@@ -1,0 +1,80 @@
+"""The engine is used only through its public interface, and no module imports another that
+imports it back (read from the source: every import counts, also inside functions and
+under ``TYPE_CHECKING``)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+
+import pytest
+from import_graph import Import, cycles, imports, strongly_connected
+
+import wyoming_omnivoice
+from wyoming_omnivoice import _moved, engine
+from wyoming_omnivoice.engine import offline
+
+#: What code outside ``engine/`` may import from the engine: its two public packages.
+PUBLIC = {"wyoming_omnivoice.engine", "wyoming_omnivoice.engine.offline"}
+
+
+def _inside_engine(name: str) -> bool:
+    return name == "wyoming_omnivoice.engine" or name.startswith("wyoming_omnivoice.engine.")
+
+
+def engine_internal_imports() -> list[Import]:
+    return [item for item in imports()
+            if not _inside_engine(item.importer) and _inside_engine(item.imported)
+            and item.imported not in PUBLIC and item.importer != "wyoming_omnivoice._moved"]
+
+
+def test_nothing_outside_the_engine_imports_its_internal_modules() -> None:
+    found = [f"{item.importer}:{item.line} imports {item.imported}"
+             for item in engine_internal_imports()]
+    assert found == [], "import these names from wyoming_omnivoice.engine instead:\n" + \
+        "\n".join(found)
+
+
+def test_the_check_sees_an_internal_import() -> None:
+    """The walk finds internal imports where there are some: the engine's own modules."""
+    inside = [item for item in imports()
+              if item.importer == "wyoming_omnivoice.engine.core"
+              and item.imported == "wyoming_omnivoice.engine.decoder"]
+    assert inside, "the import walk missed engine/core.py's import of engine/decoder.py"
+
+
+@pytest.mark.parametrize("package", [engine, offline])
+def test_every_public_name_resolves(package: object) -> None:
+    names = package.__all__  # type: ignore[attr-defined]
+    assert names
+    for name in names:
+        assert getattr(package, name) is not None, name
+
+
+def test_the_top_level_api_is_the_engines() -> None:
+    assert wyoming_omnivoice.Engine is engine.Engine
+    assert wyoming_omnivoice.DecodeOptions is engine.DecodeOptions
+    with pytest.raises(AttributeError):
+        _ = wyoming_omnivoice.decoder  # type: ignore[attr-defined]
+
+
+def test_no_import_cycles() -> None:
+    assert cycles() == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert strongly_connected(graph) == [["a", "b", "c"]]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(_moved.MOVED.items()))
+def test_moved_modules_keep_their_old_path_for_a_release(old: str, new: str) -> None:
+    sys.modules.pop(old, None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = importlib.import_module(old)
+    assert module is importlib.import_module(new)
+    assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] \
+        == [f"{old} moved to {new}; the old path goes in the next release"]

@@ -1,0 +1,63 @@
+"""Engine flags of the server: precision and steps default per device, TF32 opt-in."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import describe
+
+from wyoming_omnivoice.engine.precision import (
+    default_num_steps,
+    default_precision,
+    resolve_precision,
+)
+from wyoming_omnivoice.server.cli import build_parser
+from wyoming_omnivoice.server.engine_flags import num_steps_for, num_steps_problem
+
+
+def test_defaults_per_device() -> None:
+    args = build_parser().parse_args([])
+    assert args.precision == "auto" and args.num_steps is None and args.allow_tf32 is False
+    assert resolve_precision(args.precision, "cpu") == "int8"
+    assert resolve_precision(args.precision, "cuda") == "fp32"
+    assert num_steps_for(args, "cpu") == 16
+    assert num_steps_for(args, "cuda") == 32
+    assert (default_precision("cpu"), default_num_steps("cpu")) == ("int8", 16)
+    assert (default_precision("cuda"), default_num_steps("cuda")) == ("fp32", 32)
+
+
+def test_the_exact_mode_is_kept_on_every_device() -> None:
+    args = build_parser().parse_args(["--precision", "fp32", "--num-steps", "32",
+                                      "--allow-tf32"])
+    for device in ("cpu", "cuda"):
+        assert resolve_precision(args.precision, device) == "fp32"
+        assert num_steps_for(args, device) == 32
+    assert args.allow_tf32 is True
+
+
+@pytest.mark.parametrize("steps, ok", [(0, False), (1, True), (128, True), (129, False)])
+def test_num_steps_range(steps: int, ok: bool) -> None:
+    args = build_parser().parse_args(["--num-steps", str(steps)])
+    assert (num_steps_problem(args) is None) is ok
+
+
+def test_unknown_precision_is_refused() -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--precision", "int4"])
+    with pytest.raises(ValueError, match="precision"):
+        resolve_precision("int4", "cpu")
+
+
+@pytest.mark.slow
+async def test_a_cpu_server_runs_the_cpu_defaults(server_factory) -> None:
+    server = server_factory()
+    assert (await describe(server.uri)).tts
+    assert "backbone int8" in server.log
+    assert "Diffusion steps: 16 (the CPU default" in server.log
+
+
+@pytest.mark.slow
+async def test_the_exact_mode_on_a_cpu_server(server_factory) -> None:
+    server = server_factory("--precision", "fp32", "--num-steps", "32")
+    assert (await describe(server.uri)).tts
+    assert "backbone fp32" in server.log
+    assert "Diffusion steps: 32 (--num-steps)" in server.log

@@ -1,0 +1,253 @@
+"""The inference worker with the real tiny engine: batching, cancellation, busy, failures."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import TINY_MODEL
+
+from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
+from wyoming_omnivoice.speech.worker import BusyError, InferenceWorker, WorkerStoppedError
+from wyoming_omnivoice.voices.anchors import AnchorCache, anchor_text_for
+from wyoming_omnivoice.voices.config import parse_voices_document
+
+LONG_TEXT = " ".join(["This sentence keeps the worker busy for a while."] * 6)
+OPTIONS = DecodeOptions(num_step=8)
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return Engine.load(TINY_MODEL, device="cpu")
+
+
+@pytest.fixture
+def make_worker(engine: Engine) -> Iterator:
+    workers: list[InferenceWorker] = []
+
+    def make(**kwargs) -> InferenceWorker:
+        kwargs.setdefault("options", OPTIONS)
+        worker = InferenceWorker(engine, **kwargs)
+        worker.start()
+        workers.append(worker)
+        return worker
+
+    yield make
+    for worker in workers:
+        worker.stop()
+
+
+def request(text: str, seed: int = 1, **kwargs) -> SynthesisRequest:
+    return SynthesisRequest(text=text, language="en", seed=seed, **kwargs)
+
+
+async def test_lone_request_is_synthesized(make_worker) -> None:
+    worker = make_worker()
+    job = worker.submit(request("Hello there."))
+    audio = await job.future
+    assert audio.dtype == np.float32 and audio.size > 0
+    assert job.started.done()
+    assert worker.batches == 1 and worker.largest_batch == 1
+
+
+async def test_requests_pending_while_busy_are_batched(make_worker, engine: Engine) -> None:
+    worker = make_worker(batch_window_s=0.0)
+    first = worker.submit(request(LONG_TEXT))
+    await first.started  # the worker is decoding the first request now
+    second = worker.submit(request("Second.", seed=2))
+    third = worker.submit(request("Third one here.", seed=3))
+    results = await asyncio.gather(first.future, second.future, third.future)
+    assert worker.largest_batch == 2 and worker.batches == 2
+    # Batching does not change results: each equals its lone synthesis with the same seed.
+    alone = engine.synthesize_batch([request("Second.", seed=2)], options=OPTIONS)[0]
+    np.testing.assert_allclose(results[1], alone, atol=1e-5)
+
+
+async def test_cancelled_job_is_dropped_before_it_starts(make_worker) -> None:
+    worker = make_worker()
+    first = worker.submit(request(LONG_TEXT))
+    await first.started
+    doomed = worker.submit(request("Nobody wants this.", seed=5))
+    kept = worker.submit(request("But this one.", seed=6))
+    doomed.cancel()
+    await asyncio.gather(first.future, kept.future)
+    assert doomed.future.cancelled()
+    assert worker.jobs_done == 2
+
+
+async def test_queue_bound_raises_busy(make_worker) -> None:
+    worker = make_worker(max_queued=2)
+    first = worker.submit(request(LONG_TEXT))
+    await first.started
+    second = worker.submit(request("Queued."))
+    with pytest.raises(BusyError):
+        worker.submit(request("One too many."))
+    await asyncio.gather(first.future, second.future)
+    third = worker.submit(request("Room again."))
+    assert (await third.future).size > 0
+
+
+async def test_engine_error_fails_only_that_request(make_worker) -> None:
+    worker = make_worker(batch_window_s=0.0)
+    first = worker.submit(request(LONG_TEXT))
+    await first.started
+    bad = worker.submit(request("Bad reference.", ref_codes=np.zeros((3, 4), dtype=np.int64),
+                                ref_text="wrong shape"))
+    good = worker.submit(request("Good request.", seed=7))
+    await first.future
+    with pytest.raises(ValueError):
+        await bad.future
+    assert (await good.future).size > 0
+    assert worker.alive
+    after = worker.submit(request("Still alive."))
+    assert (await after.future).size > 0
+
+
+async def test_stopped_worker_refuses_jobs(engine: Engine) -> None:
+    worker = InferenceWorker(engine, options=OPTIONS)
+    with pytest.raises(WorkerStoppedError):
+        worker.submit(request("Not started."))
+    worker.start()
+    worker.stop()
+    with pytest.raises(WorkerStoppedError):
+        worker.submit(request("Stopped."))
+    assert not worker.alive
+
+
+async def test_window_waits_only_for_requests_in_flight(make_worker) -> None:
+    """With other requests in flight, jobs submitted together share one batch."""
+    in_flight = {"n": 3}
+    worker = make_worker(batch_window_s=0.010, in_flight=lambda: in_flight["n"])
+    jobs = [worker.submit(request(f"Request {i}.", seed=i)) for i in range(3)]
+    await asyncio.gather(*(job.future for job in jobs))
+    assert worker.jobs_done == 3
+    assert worker.batches <= 2  # the 10 ms window let at least two share a decode
+
+
+def test_anchor_cache_round_trip(engine: Engine, tmp_path: Path) -> None:
+    (preset,) = parse_voices_document(
+        {"voices": [{"name": "evil..name", "instruct": "female", "languages": ["en"]}]},
+        source="t.yaml",
+    )
+    cache = AnchorCache(tmp_path / "anchors", engine.fingerprint, {"num_step": 8})
+    anchor = cache.get_or_create(preset, engine, OPTIONS)
+    assert anchor.codes.shape[0] == 8 and anchor.codes.dtype == np.int64
+    assert anchor.text == anchor_text_for(preset)
+    files = list((tmp_path / "anchors").iterdir())
+    assert [f.name for f in files] == [cache.path_for(preset).name]
+    assert "evil" not in files[0].name and files[0].parent == tmp_path / "anchors"
+    # Deterministic: a fresh cache in another folder generates the same codes.
+    other = AnchorCache(tmp_path / "other", engine.fingerprint, {"num_step": 8})
+    np.testing.assert_array_equal(other.get_or_create(preset, engine, OPTIONS).codes,
+                                  anchor.codes)
+    # Loaded back without the engine.
+    loaded = cache.load(preset)
+    assert loaded is not None
+    np.testing.assert_array_equal(loaded.codes, anchor.codes)
+    # The key depends on preset content, model fingerprint and decode settings.
+    changed = parse_voices_document(
+        {"voices": [{"name": "evil..name", "instruct": "male", "languages": ["en"]}]},
+        source="t.yaml")[0]
+    assert cache.key(changed) != cache.key(preset)
+    assert AnchorCache(tmp_path, "other-model", {"num_step": 8}).key(preset) != cache.key(preset)
+    assert AnchorCache(tmp_path, engine.fingerprint, {"num_step": 16}).key(preset) != \
+        cache.key(preset)
+    # No temp files left behind.
+    assert not [f for f in (tmp_path / "anchors").iterdir() if f.suffix == ".tmp"]
+
+
+def test_corrupt_or_mismatched_anchor_is_rebuilt(engine: Engine, tmp_path: Path) -> None:
+    (preset,) = parse_voices_document(
+        {"voices": [{"name": "v", "instruct": "female", "languages": ["en"]}]}, source="t")
+    cache = AnchorCache(tmp_path, engine.fingerprint)
+    anchor = cache.get_or_create(preset, engine, OPTIONS)
+    path = cache.path_for(preset)
+    path.write_bytes(path.read_bytes()[:20])  # truncated
+    assert cache.load(preset) is None
+    rebuilt = cache.get_or_create(preset, engine, OPTIONS)
+    np.testing.assert_array_equal(rebuilt.codes, anchor.codes)
+    assert cache.load(preset) is not None
+    # A file with the right name but other content (e.g. copied over) is not trusted.
+    np.savez(path, codes=np.zeros((3, 2), dtype=np.int64), text=np.array("x"),
+             key=np.array(cache.key(preset)))
+    assert cache.load(preset) is None
+
+
+def test_anchors_generated_in_batches_equal_single_generation(engine: Engine,
+                                                              tmp_path: Path) -> None:
+    presets = parse_voices_document(
+        {"voices": [
+            {"name": "a", "instruct": "female, british accent", "languages": ["en"]},
+            {"name": "b", "instruct": "male, elderly", "languages": ["en"], "speed": 0.9},
+            {"name": "c", "instruct": "女, 四川话", "languages": ["zh"]},
+        ]},
+        source="t.yaml",
+    )
+    batched = AnchorCache(tmp_path / "batched", engine.fingerprint).ensure_all(
+        presets, engine, OPTIONS, batch_size=2)
+    single = AnchorCache(tmp_path / "single", engine.fingerprint)
+    for preset in presets:
+        alone = single.get_or_create(preset, engine, OPTIONS)
+        np.testing.assert_array_equal(batched[preset.name].codes, alone.codes)
+        assert batched[preset.name].text == alone.text
+    # Everything is cached now: a second call loads without generating.
+    again = AnchorCache(tmp_path / "batched", engine.fingerprint).ensure_all(presets, engine,
+                                                                             OPTIONS)
+    assert sorted(again) == ["a", "b", "c"]
+
+
+def test_anchor_sentences_are_about_three_seconds() -> None:
+    """Anchors ride along with every request: long enough to pin a voice, short to decode."""
+    from wyoming_omnivoice.engine.duration import estimate_num_frames
+    from wyoming_omnivoice.voices.anchors import ANCHOR_TEXTS
+
+    for language, text in ANCHOR_TEXTS.items():
+        frames = estimate_num_frames(text, None, None, 1.0)
+        assert 60 <= frames <= 85, (language, frames)
+
+
+async def test_calls_run_on_the_worker_thread_between_batches(make_worker,
+                                                              engine: Engine) -> None:
+    """Engine work other than synthesis (a voice folder's reference) runs on the one thread
+    that owns the engine, never beside a decode."""
+    import threading
+
+    from wyoming_omnivoice.voices.assets import WorkerEncoder
+
+    worker = make_worker()
+    busy = worker.submit(request(LONG_TEXT))
+    await busy.started
+    seen: list[str] = []
+
+    def where(_engine: Engine) -> str:
+        seen.append(threading.current_thread().name)
+        return "done"
+
+    call = worker.call(where)
+    assert await asyncio.wrap_future(call) == "done"
+    assert busy.future.done()  # it waited for the running decode
+    assert seen == ["omnivoice-worker"]
+    rate = 24000
+    wav = (0.3 * np.sin(np.arange(3 * rate) * 2 * np.pi * 220 / rate)).astype(np.float32)
+    encoder = WorkerEncoder(worker, engine.fingerprint)
+    prompt = await asyncio.to_thread(encoder.encode_reference, wav, rate, "A test tone.")
+    assert prompt.codes.shape[0] == 8 and worker.calls_done == 2
+    with pytest.raises(ValueError, match="only silence"):
+        await asyncio.to_thread(encoder.encode_reference, np.zeros(rate, np.float32), rate,
+                                "Nothing.")
+
+
+async def test_lone_request_does_not_wait_for_the_window(make_worker, caplog) -> None:
+    import logging
+
+    in_flight = {"n": 1}
+    worker = make_worker(batch_window_s=0.010, in_flight=lambda: in_flight["n"])
+    with caplog.at_level(logging.DEBUG, logger="wyoming_omnivoice.speech.worker"):
+        await worker.submit(request("Alone.")).future
+        assert not any("Batch window" in r.getMessage() for r in caplog.records)
+        in_flight["n"] = 2  # another request is on its way: the window waits for it
+        await worker.submit(request("Not alone.", seed=2)).future
+    assert any("Batch window" in r.getMessage() for r in caplog.records)

@@ -1,0 +1,50 @@
+"""Per-language voices on the real server: what Home Assistant is offered, a voice of a
+language that was not preloaded (its anchor built on first use), an unknown voice name,
+the anchor progress line and a bad --preload-languages."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, audio_cycles, describe, free_port, synthesize_once
+from conftest import tiny_server_args as server_args
+from wyoming.client import AsyncClient
+
+#: Starts server processes (or runs for seconds): not in the fast suite.
+pytestmark = pytest.mark.slow
+
+
+async def test_languages_voices_first_use_anchor_and_unknown_voice(server_factory,
+                                                                   tmp_path: Path) -> None:
+    server = server_factory(data_dir=tmp_path / "data")  # a fresh data dir: anchors built
+    assert "Voice anchors: " in server.log and " built (" in server.log  # n of N, time left
+    info = await describe(server.uri)
+    voices = {voice.name: voice for voice in info.tts[0].voices}
+    assert "de-DE" in voices["de-female"].languages and "de" in voices["de-female"].languages
+    assert voices["de-female"].description == "Female voice"
+    assert "pt-BR" in voices["pt-male"].languages
+    assert {"zh-Hans", "zh-Hant"} <= set(voices["zh-female"].languages)
+    async with AsyncClient.from_uri(server.uri) as client:
+        events = await synthesize_once(client, "Das Licht ist an.", voice="de-female")
+        assert len(audio_cycles(events)) == 1 and "error" not in [e.type for e in events]
+        assert "Building the anchor of voice 'de-female' on its first use" in server.log
+        # Built once, then reused.
+        events = await synthesize_once(client, "Noch einmal.", voice="de-female")
+        assert len(audio_cycles(events)) == 1
+        assert server.log.count("Building the anchor of voice 'de-female'") == 1
+        # A removed or mistyped voice is spoken with its language's voice, not refused.
+        events = await synthesize_once(client, "Bonjour.", voice="fr-nobody")
+        assert len(audio_cycles(events)) == 1 and "error" not in [e.type for e in events]
+    assert "Unknown voice 'fr-nobody': speaking with 'fr-female'" in server.log
+
+
+def test_bad_preload_languages_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    argv = server_args(free_port(), tmp_path, "--preload-languages", "en,klingon")
+    result = subprocess.run([sys.executable, "-m", "wyoming_omnivoice", *argv], cwd=REPO_ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "--preload-languages" in result.stderr and "klingon" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,362 @@
+"""Prepared backbones: made once from the published file, kept beside it, never changing it.
+
+A variant (:data:`.precision.VARIANTS`) is built from ``llm_backbone_fp32.onnx``:
+
+* every variant: the rotary cos/sin read from a table at positions taken from the mask's
+  data (:mod:`.rotary_table`), so no shape-derived value feeds compute and on CUDA every
+  node can run on the CUDA provider with no Memcpy node (what CUDA graph capture needs);
+  the softmax NaN guards removed (:mod:`.graph_rewrite`); and every RMSNorm chain fused
+  into one ``SimplifiedLayerNormalization`` node (:mod:`.norm_fusion`; onnxruntime's own
+  fusion at load does not match the exported form);
+* ``fp32``: that graph; its weights stay in the published ``.data`` file (read by
+  reference, nothing copied);
+* ``int8``: weight matrix products quantized with onnxruntime's ``quantize_dynamic``
+  (int8 weights per output channel, activations quantized at run time); only the backbone
+  (embeddings, heads and scoring stay fp32);
+* ``fp16``: the calibrated mixed-precision pass of :mod:`.fp16_calibrate`, with
+  calibration inputs from :mod:`.calibration_prompts`.
+
+``MultiHeadAttention`` with an additive mask bias was measured in an earlier attempt at
+1.03x/1.06x of the unfused forward (no gain) and is not used.
+
+Where: ``<model_dir>/prepared/<variant>-<fingerprint>/`` when the model folder is
+writable, else under the cache folder given (the server's ``<data-dir>/prepared``). The
+fingerprint covers the source graph, its weights file (size, time, sampled bytes) and
+:data:`PREPARE_VERSION`, so a new source or a new preparation rebuilds, and old builds of the
+variant are removed. A file lock per variant serialises processes; the build is written to a
+temporary folder and renamed into place, so a half-written variant is never loaded.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import gc
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import onnx
+from onnx import external_data_helper
+
+from wyoming_omnivoice.engine.model_files import BACKBONE, ModelError, ModelPaths
+from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
+from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
+from wyoming_omnivoice.engine.offline.rotary_table import (
+    MAX_POSITIONS,
+    RotaryChainNotFound,
+    drop_unused_initializers,
+    tabulate_rotary,
+)
+from wyoming_omnivoice.engine.precision import VARIANTS
+from wyoming_omnivoice.engine.probe import check_bidirectional
+from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+
+_LOGGER = logging.getLogger(__name__)
+
+#: Bump when a preparation changes what it writes: every prepared backbone is rebuilt.
+PREPARE_VERSION = 2
+PREPARED_DIR = "prepared"
+GRAPH_FILE = "backbone.onnx"
+INFO_FILE = "prepared.json"
+#: Bytes of the weights file read from its start and its end for the fingerprint.
+_SAMPLE_BYTES = 1 << 20
+#: Rough preparation cost at the real model size on a 2-core CPU, for the progress line.
+_EXPECTED_S = {"fp32": 30, "int8": 60, "fp16": 120}
+
+
+class NotPreparable(ModelError):
+    """The backbone is not in the form this version prepares (the published file may
+    still load, or its loading says what is wrong with it)."""
+
+
+@dataclass(frozen=True)
+class PreparedBackbone:
+    """One prepared backbone graph and where its weights lie."""
+
+    variant: str
+    path: Path
+    #: Folder of the graph's external weights (the published folder for ``fp32``).
+    weights_dir: Path
+    fingerprint: str
+    max_positions: int
+    info: dict[str, Any]
+
+    def model_bytes(self) -> bytes:
+        return self.path.read_bytes()
+
+
+def source_fingerprint(source: Path) -> str:
+    """Id of a published backbone: its graph bytes, its weights file's size, modification
+    time and first/last MiB, and the preparation version."""
+    digest = hashlib.sha256(f"prepare-v{PREPARE_VERSION}".encode())
+    digest.update(source.read_bytes())
+    data = source.with_name(source.name + ".data")
+    if data.is_file():
+        stat = data.stat()
+        digest.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
+        with data.open("rb") as handle:
+            digest.update(handle.read(_SAMPLE_BYTES))
+            handle.seek(max(0, stat.st_size - _SAMPLE_BYTES))
+            digest.update(handle.read(_SAMPLE_BYTES))
+    return digest.hexdigest()[:16]
+
+
+def prepared_root(source: Path, cache_dir: Path | None = None) -> Path:
+    """``<model_dir>/prepared`` when writable, else ``<cache_dir>/prepared/<folder id>``."""
+    beside = source.parent / PREPARED_DIR
+    try:
+        beside.mkdir(exist_ok=True)
+        if os.access(beside, os.W_OK):
+            return beside
+    except OSError:
+        pass
+    if cache_dir is None:
+        raise ModelError(
+            f"The model folder {source.parent} is read-only, so the prepared backbone cannot "
+            "be stored beside it. Give the server a writable --data-dir (or make the folder "
+            "writable).")
+    folder_id = hashlib.sha256(str(source.parent.resolve()).encode()).hexdigest()[:12]
+    root = cache_dir / PREPARED_DIR / folder_id
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@contextmanager
+def _variant_lock(root: Path, variant: str) -> Iterator[None]:
+    """An exclusive lock per variant (an fp16 build never waits on the fp32 lock)."""
+    with (root / f".{variant}.lock").open("a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def find_prepared(paths: ModelPaths | Path, variant: str, *, root: Path | None = None,
+                  cache_dir: Path | None = None) -> PreparedBackbone | None:
+    """The prepared variant for the current source, or None when it must be built."""
+    source = _source_of(paths)
+    root = root or prepared_root(source, cache_dir)
+    return _load_info(root / f"{variant}-{source_fingerprint(source)}", source)
+
+
+def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | None = None,
+                     cache_dir: Path | None = None) -> PreparedBackbone:
+    """The prepared ``variant`` of a model folder's backbone, built first if missing.
+
+    ``paths`` is the model folder (or its :class:`ModelPaths`); ``root`` overrides where
+    variants are stored, ``cache_dir`` is used when the model folder is read-only.
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
+    source = _source_of(paths)
+    root = root or prepared_root(source, cache_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    fingerprint = source_fingerprint(source)
+    target = root / f"{variant}-{fingerprint}"
+    found = _load_info(target, source)
+    if found is not None:
+        return found
+    with _variant_lock(root, variant):
+        found = _load_info(target, source)  # another process may have built it meanwhile
+        if found is not None:
+            return found
+        _remove_stale(root, variant, keep=target.name)
+        _LOGGER.info("Preparing the %s backbone from %s into %s (once per model; about %d s "
+                     "at the real model size on a small CPU) ...", variant, source, target,
+                     _EXPECTED_S[variant])
+        start = time.perf_counter()
+        staging = root / f".tmp-{target.name}-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        try:
+            info = _build(paths, source, variant, staging)
+            info.update(variant=variant, fingerprint=fingerprint, version=PREPARE_VERSION,
+                        source=str(source), seconds=round(time.perf_counter() - start, 1))
+            (staging / INFO_FILE).write_text(json.dumps(info, indent=1) + "\n",
+                                             encoding="utf-8")
+            os.replace(staging, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        _LOGGER.info("Prepared the %s backbone in %.1f s (%s)", variant,
+                     time.perf_counter() - start, target)
+        _return_freed_memory()
+    result = _load_info(target, source)
+    if result is None:  # pragma: no cover - the rename above makes it complete
+        raise ModelError(f"{target} was prepared but cannot be read back; delete it")
+    return result
+
+
+def _return_freed_memory() -> None:
+    """Hand the preparation's freed heap back to the system: glibc keeps it otherwise, and a
+    server that prepared int8 at its start then held 3.8 GB instead of 0.8 GB."""
+    gc.collect()
+    with suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to do
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _source_of(paths: ModelPaths | Path) -> Path:
+    if isinstance(paths, ModelPaths):
+        return paths.root / BACKBONE
+    path = Path(paths).expanduser().resolve()
+    return path / BACKBONE if path.is_dir() else path
+
+
+def _load_info(folder: Path, source: Path) -> PreparedBackbone | None:
+    try:
+        info = json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if info.get("version") != PREPARE_VERSION or not (folder / GRAPH_FILE).is_file():
+        return None
+    weights = source.parent if info.get("weights") == "source" else folder
+    return PreparedBackbone(variant=str(info["variant"]), path=folder / GRAPH_FILE,
+                            weights_dir=weights, fingerprint=str(info["fingerprint"]),
+                            max_positions=int(info.get("max_positions", MAX_POSITIONS)),
+                            info=info)
+
+
+def _remove_stale(root: Path, variant: str, keep: str) -> None:
+    """Builds of ``variant`` for another source, and leftovers of interrupted builds."""
+    for folder in root.iterdir():
+        stale = folder.name.startswith(f"{variant}-") or \
+            folder.name.startswith(f".tmp-{variant}-")
+        if folder.is_dir() and stale and folder.name != keep:
+            _LOGGER.info("Removing the outdated prepared backbone %s", folder)
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+# -- building ------------------------------------------------------------------------------
+def rewrite_backbone(source: Path) -> tuple[onnx.ModelProto, dict[str, Any]]:
+    """The rewritten graph every variant starts from; weights left as references to the
+    published ``.data`` file (the graph alone is small: no 2 GB protobuf limit)."""
+    try:
+        model = onnx.load(str(source), load_external_data=False)
+    except Exception as err:
+        raise ModelError(f"Could not read {source}: {err}. Download it again.") from err
+    names = {i.name for i in model.graph.input}
+    if names != {"inputs_embeds", "attention_mask"}:
+        raise NotPreparable(f"{source} has inputs {sorted(names)}, not the bidirectional "
+                            "backbone's inputs_embeds and attention_mask; cannot prepare it")
+    try:
+        tables = tabulate_rotary(model, source.parent)
+    except RotaryChainNotFound as err:
+        raise NotPreparable(f"{source}: its rotary embedding is not in the form this "
+                            f"version prepares ({err})") from err
+    guards = strip_nan_guards(model)
+    norms = fuse_rms_norms(model)
+    drop_unused_initializers(model.graph)
+    return model, {"rotary_tables": tables, "nan_guards_removed": guards,
+                   "rms_norms_fused": norms, "max_positions": MAX_POSITIONS}
+
+
+def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> dict[str, Any]:
+    model, info = rewrite_backbone(source)
+    if variant != "fp32":
+        # Quantized or fp16 graphs blur the causality probe (a dynamic activation scale is
+        # shared by all positions), so the graph they come from is probed here; the loader
+        # probes fp32 graphs itself.
+        _check_bidirectional(model, source)
+        info["bidirectional_checked"] = True
+    if variant == "fp32":
+        # Weights stay where they are: the graph refers to the published .data file.
+        onnx.save_model(model, str(out / GRAPH_FILE))
+        info["weights"] = "source"
+        return info
+    if variant == "int8":
+        # quantize_dynamic given a model in memory copies it twice (a deep copy, then a
+        # reload after shape inference): 7.2 GB peak at the real size. Given a file it loads
+        # the weights once, so the rewritten graph is written out (1.8 GB for a while) and
+        # freed here first.
+        rewritten = _rewritten_file(model, source, out)
+        del model
+        info.update(_quantize_int8(rewritten, out / GRAPH_FILE))
+        for leftover in set(out.iterdir()) - {out / GRAPH_FILE, out / f"{GRAPH_FILE}.data"}:
+            leftover.unlink()  # the rewritten graph and its weights
+        info["weights"] = "own"
+        return info
+    external_data_helper.load_external_data_for_model(model, str(source.parent))
+    info.update(_convert_fp16(paths, model, out / GRAPH_FILE))
+    info["weights"] = "own"
+    return info
+
+
+def _check_bidirectional(model: onnx.ModelProto, source: Path) -> None:
+    graph = Graph(source, choose_providers("cpu"), model_bytes=model.SerializeToString(),
+                  external_data_dir=source.parent)
+    hidden = graph.inputs["inputs_embeds"].shape[-1]
+    if not isinstance(hidden, int):
+        raise NotPreparable(f"{source}: inputs_embeds has no fixed hidden size")
+    check_bidirectional(graph, hidden)
+
+
+def _rewritten_file(model: onnx.ModelProto, source: Path, out: Path) -> Path:
+    """``model`` saved in ``out`` with a copy of its weights beside it (onnx refuses to
+    read weights through a hard or symbolic link to the published file)."""
+    target = out / "rewritten.onnx"
+    external_data_helper.load_external_data_for_model(model, str(source.parent))
+    save_with_own_data(model, target)
+    return target
+
+
+def _quantize_int8(model: Path, target: Path) -> dict[str, Any]:
+    # quantize_dynamic logs every skipped tensor on the root logger: keep those out.
+    logging.disable(logging.WARNING)
+    try:
+        _quantize(model, target)
+    finally:
+        logging.disable(logging.NOTSET)
+    quantized = onnx.load(str(target), load_external_data=False)
+    count = sum(node.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")
+                for node in quantized.graph.node)
+    return {"int8_matmuls": count}
+
+
+def _quantize(model: Path, target: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(
+        model, target, op_types_to_quantize=["MatMul"], per_channel=True,
+        reduce_range=False, weight_type=QuantType.QInt8, use_external_data_format=True,
+        # Only products with a weight matrix; the attention products stay fp32. ONNX shape
+        # inference does not know SimplifiedLayerNormalization: its outputs are fp32.
+        extra_options={"MatMulConstBOnly": True,
+                       "DefaultTensorType": onnx.TensorProto.FLOAT},
+    )
+
+
+def _convert_fp16(paths: ModelPaths | Path, model: onnx.ModelProto, target: Path
+                  ) -> dict[str, Any]:
+    """The calibrated mixed-precision pass (:mod:`.fp16_calibrate`, the fp16 helper's),
+    calibrated on realistic backbone inputs (:mod:`.calibration_prompts`)."""
+    try:
+        from wyoming_omnivoice.engine.offline.calibration_prompts import calibration_feeds
+        from wyoming_omnivoice.engine.offline.fp16_calibrate import DEFAULT_MARGIN, convert_to_fp16
+    except ImportError as err:  # pragma: no cover - both ship with the package
+        raise ModelError("This build cannot prepare the fp16 backbone (its calibrated "
+                         "converter is missing). Use --precision fp32.") from err
+    model_paths = paths if isinstance(paths, ModelPaths) else \
+        ModelPaths.from_dir(_source_of(paths).parent)
+    feeds = calibration_feeds(model_paths.embeddings, model_paths.tokenizer)
+    converted, report = convert_to_fp16(model, feeds, margin=DEFAULT_MARGIN)
+    save_with_own_data(converted, target)
+    return {"fp16_report": report.summary()}
+
+
+def save_with_own_data(model: onnx.ModelProto, target: Path) -> None:
+    """Save ``model`` (weights in memory) with its large weights in ``<name>.data``."""
+    for tensor in model.graph.initializer:
+        tensor.ClearField("data_location")
+        del tensor.external_data[:]
+    onnx.save_model(model, str(target), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location=target.name + ".data",
+                    size_threshold=1024)

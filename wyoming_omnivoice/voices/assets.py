@@ -1,0 +1,168 @@
+"""What each voice brings to its requests: anchors (designed voices) and clone prompts.
+
+At start-up :func:`prepare_voices` builds or loads both. A voice whose reference or anchor
+cannot be made (unreadable, silent or too short recording, an instruct the engine refuses)
+costs only itself: one error line names the file and the fix, and the voice is left out of
+the catalog. Only a problem with the default voice (``--voice``) stops the start.
+
+While the server runs, voice folders added under ``<data-dir>/voices/`` are picked up by
+:func:`folder_voice_watcher`; their references are encoded on the inference worker's
+thread (the engine's only user once the server runs).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from wyoming_omnivoice.engine import strict_language
+from wyoming_omnivoice.server.errors import StartupError, one_line
+from wyoming_omnivoice.speech.worker import InferenceWorker
+from wyoming_omnivoice.voices import cloned as cloned_voices
+from wyoming_omnivoice.voices.anchors import Anchor, AnchorCache
+from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
+from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD, AnchorBuilder, preloaded
+from wyoming_omnivoice.voices.watch import FolderVoiceWatcher, NewVoice
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice import DecodeOptions, Engine, VoicePrompt
+
+_LOGGER = logging.getLogger(__name__)
+
+CLONE_PROMPT_CACHE = Path("cache") / "clone_prompts"
+
+
+@dataclass
+class VoiceAssets:
+    """Per-voice references the requests use: anchors and clone prompts."""
+
+    anchors: dict[str, Anchor] = field(default_factory=dict)
+    prompts: dict[str, VoicePrompt] = field(default_factory=dict)
+    #: Builds the anchors of voices that were not preloaded, on their first use.
+    builder: AnchorBuilder | None = None
+
+    def anchor_for(self, preset: VoicePreset) -> Anchor | None:
+        anchor = self.anchors.get(preset.name)
+        if anchor is None and preset.uses_anchor and self.builder is not None:
+            anchor = self.builder.get(preset)
+        return anchor
+
+    def attach(self, worker: InferenceWorker) -> None:
+        """From now on, anchors built on first use are built on the worker's thread."""
+        if self.builder is not None:
+            self.builder.worker = worker
+
+
+def preset_from_spec(spec: cloned_voices.ClonedVoiceSpec) -> VoicePreset:
+    """The preset of a voice folder; ValueError naming the folder for a bad language."""
+    try:
+        language = strict_language(str(spec.language or "en")) or "en"
+    except ValueError as err:
+        raise ValueError(f"Cloned voice {spec.name!r}: {err}") from None
+    return VoicePreset(
+        name=spec.name,
+        description=spec.description or f"{spec.name} (cloned voice)",
+        languages=(language,),
+        anchor=False,
+        normalize_text=spec.normalize_text,
+        clone=spec.reference,
+        source=f"voice folder {spec.audio_path.parent}",
+    )
+
+
+def clone_prompt_for(encoder: cloned_voices.Encoder, preset: VoicePreset,
+                     data_dir: Path) -> VoicePrompt:
+    """The clone prompt of a cloned preset (cached under the data dir)."""
+    if preset.clone is None:
+        raise ValueError(f"Voice {preset.name!r} has no reference audio")
+    spec = cloned_voices.ClonedVoiceSpec(name=preset.name, reference=preset.clone,
+                                         language=preset.language,
+                                         description=preset.description)
+    return cloned_voices.load_clone_prompt(encoder, spec, data_dir / CLONE_PROMPT_CACHE)
+
+
+def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir: Path,
+                   options: DecodeOptions, batch_size: int,
+                   preload: tuple[str, ...] = DEFAULT_PRELOAD
+                   ) -> tuple[VoiceCatalog, VoiceAssets]:
+    """Clone prompts for every voice, anchors for the voices of the ``preload`` languages
+    (others: from the cache, else on first use); the catalog without the voices that
+    failed (each logged once). StartupError when the default voice fails."""
+    assets = VoiceAssets()
+    failed: dict[str, str] = {}
+    cache = AnchorCache(data_dir / "anchors", engine.fingerprint,
+                        settings={"num_step": options.num_step,
+                                  "guidance_scale": options.guidance_scale})
+    anchored = [preset for preset in catalog
+                if preset.uses_anchor and preloaded(preset, preload, default)]
+    later = [preset for preset in catalog
+             if preset.uses_anchor and not preloaded(preset, preload, default)]
+    try:
+        assets.anchors = cache.ensure_all(anchored, engine, options, batch_size=batch_size)
+    except ValueError:
+        # One preset the engine refuses fails the batch: make them one by one.
+        for preset in anchored:
+            try:
+                assets.anchors[preset.name] = cache.get_or_create(preset, engine, options)
+            except ValueError as err:
+                failed[preset.name] = f"Voice {preset.name!r} ({preset.source}): {err}"
+    for preset in catalog:
+        if not preset.is_cloned:
+            continue
+        try:
+            assets.prompts[preset.name] = clone_prompt_for(engine, preset, data_dir)
+        except ValueError as err:
+            failed[preset.name] = f"Voice {preset.name!r} ({preset.source}): {err}"
+    for preset in later:
+        cached = cache.load(preset)
+        if cached is not None:
+            assets.anchors[preset.name] = cached
+    assets.builder = AnchorBuilder(cache, engine, options, assets.anchors)
+    if later:
+        _LOGGER.info("%d voice anchor(s) of other languages are cached, %d are built on "
+                     "first use (--preload-languages)",
+                     sum(preset.name in assets.anchors for preset in later),
+                     sum(preset.name not in assets.anchors for preset in later))
+    if default in failed:
+        raise StartupError(f"The default voice (--voice) cannot be used: {failed[default]}")
+    for message in failed.values():
+        _LOGGER.error("Voice skipped: %s", one_line(message))
+    kept = VoiceCatalog(preset for preset in catalog if preset.name not in failed)
+    return kept, assets
+
+
+class WorkerEncoder:
+    """Encodes cloning references on the inference worker's thread (any thread may ask)."""
+
+    def __init__(self, worker: InferenceWorker, fingerprint: str) -> None:
+        self._worker = worker
+        self.fingerprint = fingerprint
+
+    def encode_reference(self, wav: np.ndarray[Any, np.dtype[Any]], sample_rate: int,
+                         ref_text: str) -> VoicePrompt:
+        def encode(engine: Engine) -> VoicePrompt:
+            prompt: VoicePrompt = engine.encode_reference(wav, sample_rate, ref_text)
+            return prompt
+
+        return self._worker.call(encode).result()
+
+
+def folder_voice_watcher(encoder: WorkerEncoder, data_dir: Path,
+                         add: Callable[[list[NewVoice]], None]) -> FolderVoiceWatcher:
+    """Adds voice folders created under <data-dir>/voices while the server runs."""
+
+    def discover(problems: dict[Path, str]) -> list[cloned_voices.ClonedVoiceSpec]:
+        return cloned_voices.discover_cloned_voices(data_dir, problems=problems)
+
+    return FolderVoiceWatcher(
+        cloned_voices.voices_dir(data_dir),
+        discover=discover,
+        to_preset=preset_from_spec,
+        load_prompt=lambda preset: clone_prompt_for(encoder, preset, data_dir),
+        on_found=add,
+    )

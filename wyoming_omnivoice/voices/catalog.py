@@ -1,0 +1,206 @@
+"""Voice presets and the catalog: lookup and routing a request to a voice.
+
+A preset is either *designed* (an OmniVoice instruct such as ``"female, british accent"``,
+optionally pinned to a cached anchor sample, see :mod:`.anchors`) or *cloned* (a reference
+recording and its transcript). Presets come from YAML (:mod:`.voice_config`) and voice
+folders (:mod:`.cloned_voices`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from wyoming_omnivoice.engine import advertised_language_code
+from wyoming_omnivoice.voices.ha_languages import language_for_tag, tags_for
+from wyoming_omnivoice.voices.reference import CloneReference
+
+_LOGGER = logging.getLogger(__name__)
+
+BUILTIN_SOURCE = "built-in voices.yaml"
+
+_CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+@dataclass(frozen=True)
+class VoicePreset:
+    """One voice as the server advertises and synthesizes it."""
+
+    name: str
+    description: str
+    languages: tuple[str, ...]
+    instruct: str | None = None
+    speed: float | None = None
+    anchor: bool = True
+    anchor_text: str | None = None
+    normalize_text: bool | None = None
+    #: A cloned voice's reference (recording and transcript); None for a designed voice.
+    clone: CloneReference | None = None
+    source: str = BUILTIN_SOURCE
+    #: A preset served once per language as ``<language>-<name>`` (see :mod:`.voice_templates`).
+    per_language: bool = False
+    #: For a voice generated from a per-language preset: that preset's name.
+    template: str | None = None
+
+    @property
+    def is_cloned(self) -> bool:
+        return self.clone is not None
+
+    @property
+    def uses_anchor(self) -> bool:
+        """Designed voices are pinned to an anchor unless the preset turns it off."""
+        return self.anchor and not self.is_cloned
+
+    @property
+    def language(self) -> str:
+        """The main language (the first listed)."""
+        return self.languages[0]
+
+    def language_for(self, text: str) -> str:
+        """The language to synthesize ``text`` in: Chinese text picks zh when listed."""
+        if len(self.languages) > 1 and _CJK_RE.search(text):
+            for language in self.languages:
+                if language in ("zh", "yue") or language.startswith("zh"):
+                    return language
+        return self.languages[0]
+
+    def content_key(self) -> dict[str, Any]:
+        """What defines the sound of a designed voice (anchor cache key material)."""
+        return {
+            "instruct": self.instruct,
+            "language": self.language,
+            "speed": self.speed,
+            "anchor_text": self.anchor_text,
+        }
+
+    def advertised_languages(self) -> list[str]:
+        """Language tags for Home Assistant, order kept, no duplicates: every tag Home
+        Assistant uses for a language of its Assist list (:mod:`.ha_languages`), else the
+        usable ISO code."""
+        codes: list[str] = []
+        for language in self.languages:
+            for code in tags_for(language) or (advertised_language_code(language) or language,):
+                if code not in codes:
+                    codes.append(code)
+        return codes
+
+
+@dataclass(frozen=True)
+class VoiceRoute:
+    """The voice chosen for a request; ``note`` says why it is not the one asked for."""
+
+    preset: VoicePreset
+    note: str | None = None
+
+
+def _clip(value: str, limit: int = 80) -> str:
+    """A client-given name, shortened for a log line."""
+    return value if len(value) <= limit else value[:limit] + "..."
+
+
+class VoiceCatalog:
+    """All presets by name, in a stable order (built-ins first, then user additions)."""
+
+    def __init__(self, presets: Iterable[VoicePreset]) -> None:
+        self._presets: dict[str, VoicePreset] = {}
+        for preset in presets:
+            self._presets[preset.name] = preset
+
+    def __len__(self) -> int:
+        return len(self._presets)
+
+    def __iter__(self) -> Iterator[VoicePreset]:
+        return iter(self._presets.values())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._presets
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._presets)
+
+    def get(self, name: str) -> VoicePreset | None:
+        return self._presets.get(name)
+
+    def find_for_language(self, language: str) -> VoicePreset | None:
+        """The first voice that speaks ``language`` (an id, a name or an advertised code)."""
+        wanted = {language.lower(), language.replace("_", "-").lower()}
+        base = re.split(r"[-_]", language)[0].lower()
+        for preset in self:
+            codes = {code.lower() for code in preset.advertised_languages()}
+            codes |= {lang.lower() for lang in preset.languages}
+            if wanted & codes:
+                return preset
+        for preset in self:
+            if any(re.split(r"[-_]", code)[0].lower() == base
+                   for code in preset.advertised_languages()):
+                return preset
+        return None
+
+    def _language_of_name(self, name: str) -> str | None:
+        """The language an unknown name starts with, when voices of that language are named
+        the same way (``de-female-old`` -> ``de``; ``no-such-voice`` -> None)."""
+        prefix, dash, _ = name.partition("-")
+        if not dash or not prefix:
+            return None
+        language = language_for_tag(prefix)
+        if language is None or not any(
+                preset.language == language and preset.name.startswith(prefix + "-")
+                for preset in self):
+            return None
+        return language
+
+    def speaks(self, preset: VoicePreset, language: str) -> bool:
+        return VoiceCatalog([preset]).find_for_language(language) is not None
+
+    def best_for_language(self, language: str, default: VoicePreset) -> VoicePreset:
+        """The default voice if it speaks ``language``, else the first voice that does,
+        else the default voice."""
+        if self.speaks(default, language):
+            return default
+        return self.find_for_language(language) or default
+
+    def route(self, default: str, name: str | None = None,
+              language: str | None = None) -> VoiceRoute:
+        """The voice for a request naming ``name`` and/or ``language`` (both optional).
+
+        - Neither: the default voice.
+        - A known name (exact, else ignoring case): that voice.
+        - An unknown name: the best voice for the request's language (``language`` if
+          given, else the language its ``<language>-`` prefix names, as in ``de-female``,
+          else the default voice's), with a note to log; never an error, so a voice saved
+          in a client and later removed still speaks.
+        - Only a language: the best voice for it; the default voice (with a note) when no
+          voice speaks it.
+        """
+        fallback = self._presets[default]
+        if name:
+            preset = self._presets.get(name)
+            if preset is None:
+                folded = name.casefold()
+                preset = next((p for p in self if p.name.casefold() == folded), None)
+            if preset is not None:
+                return VoiceRoute(preset)
+            wanted = language or self._language_of_name(name) or fallback.language
+            best = self.best_for_language(wanted, fallback)
+            return VoiceRoute(best, f"Unknown voice {_clip(name)!r}: speaking with {best.name!r}, "
+                                    f"the voice for language {_clip(wanted)!r}")
+        if language:
+            if self.find_for_language(language) is None:
+                return VoiceRoute(fallback, f"No voice speaks {_clip(language)!r}; using the "
+                                            f"default voice {fallback.name!r}")
+            return VoiceRoute(self.best_for_language(language, fallback))
+        return VoiceRoute(fallback)
+
+    def merged(self, presets: Iterable[VoicePreset]) -> VoiceCatalog:
+        """A new catalog where ``presets`` add to or replace (by name) the current ones."""
+        merged = dict(self._presets)
+        for preset in presets:
+            if preset.name in merged:
+                _LOGGER.info("Voice %r from %s replaces the one from %s", preset.name,
+                             preset.source, merged[preset.name].source)
+            merged[preset.name] = preset
+        return VoiceCatalog(merged.values())
