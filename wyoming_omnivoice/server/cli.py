@@ -39,6 +39,7 @@ from wyoming_omnivoice.server.engine_flags import (
 from wyoming_omnivoice.server.errors import StartupError
 from wyoming_omnivoice.server.listen_address import check_listen_address, zeroconf_loopback_warning
 from wyoming_omnivoice.server.metrics import (
+    Gauges,
     add_metrics_arguments,
     start_metrics,
     validate_metrics_args,
@@ -253,7 +254,11 @@ def start(args: argparse.Namespace) -> int:
                                     idle_timeout=args.idle_timeout,
                                     max_connections=args.max_connections)),
         state=state,
-        metrics=start_metrics(args, engine, state, worker, options.num_step),
+        metrics=start_metrics(
+            args, engine, Gauges(in_flight=lambda: state.slots.active,
+                                 queued=lambda: worker.queued,
+                                 connections=lambda: len(state.connections)),
+            worker, options.num_step),
         policy=ServerPolicy(make_request=make_request,
                             on_describe=lambda: watcher.poll(set(state.catalog.names))),
         worker=worker,

@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from wyoming.event import Event
 
     from wyoming_omnivoice import Engine
-    from wyoming_omnivoice.server.context import LiveState
     from wyoming_omnivoice.speech.worker import InferenceWorker
 
 _LOGGER = logging.getLogger(__name__)
@@ -313,7 +312,7 @@ def validate_metrics_args(args: argparse.Namespace) -> None:
         parse_metrics_uri(args.metrics_uri)
 
 
-def start_metrics(args: argparse.Namespace, engine: Engine, state: LiveState,
+def start_metrics(args: argparse.Namespace, engine: Engine, gauges: Gauges,
                   worker: InferenceWorker, num_steps: int) -> NoMetrics:
     """Serve the metrics when ``--metrics-uri`` is given (hooking the worker); else no-ops.
 
@@ -325,8 +324,7 @@ def start_metrics(args: argparse.Namespace, engine: Engine, state: LiveState,
 
     metrics = ServerMetrics(
         engine.sample_rate,
-        Gauges(in_flight=lambda: state.slots.active, queued=lambda: worker.queued,
-               connections=lambda: len(state.connections)),
+        gauges,
         device=engine.device, precision=engine.precision,
         fingerprint=engine.fingerprint, version=__version__,
         num_steps=num_steps)
