@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from wyoming_omnivoice import DecodeOptions, Engine  # noqa: E402
-from wyoming_omnivoice.engine.decoder import natural_length  # noqa: E402
+from wyoming_omnivoice.engine.layouts import natural_length  # noqa: E402
 from wyoming_omnivoice.engine.sessions import Graph  # noqa: E402
 
 SHORT = "The living room lights are on and it is 21 degrees inside."

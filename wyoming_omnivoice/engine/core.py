@@ -16,20 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from wyoming_omnivoice.engine.decoder import (
-    BUCKETS,
-    DecodeItem,
-    DecodeOptions,
-    Decoder,
-    DecodeStats,
-    bucket_for,
-    natural_length,
-)
+from wyoming_omnivoice.engine.decoder import DecodeItem, DecodeOptions, Decoder, DecodeStats
 from wyoming_omnivoice.engine.duration import estimate_num_frames
 from wyoming_omnivoice.engine.graphs import GraphSet, load_graphs
 from wyoming_omnivoice.engine.instruct import normalize_instruct
 from wyoming_omnivoice.engine.iobinding import StepRunner
 from wyoming_omnivoice.engine.languages import resolve_language
+from wyoming_omnivoice.engine.layouts import BUCKETS, bucket_for, natural_length
 from wyoming_omnivoice.engine.model_files import ModelError, ModelPaths
 from wyoming_omnivoice.engine.offline.prepare import NotPreparable, prepare_backbone
 from wyoming_omnivoice.engine.postprocess import cross_fade_chunks, post_process

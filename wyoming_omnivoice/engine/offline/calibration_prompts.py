@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from wyoming_omnivoice.engine.decoder import _Batch
 from wyoming_omnivoice.engine.duration import estimate_num_frames
 from wyoming_omnivoice.engine.instruct import normalize_instruct
 from wyoming_omnivoice.engine.languages import resolve_language
+from wyoming_omnivoice.engine.layouts import Batch
 from wyoming_omnivoice.engine.prompt import Prompt, PromptBuilder
 from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
 from wyoming_omnivoice.engine.sessions import Graph, choose_providers
@@ -77,7 +77,7 @@ def calibration_feeds(embeddings_path: Path, tokenizer_path: Path, *,
     feeds = []
     for batch_prompts in batches:
         for fraction in filled:
-            batch = _Batch(batch_prompts, "packed")
+            batch = Batch(batch_prompts, "packed")
             tokens = np.full((len(batch_prompts), NUM_CODEBOOKS, batch.t_max), MASK_ID,
                              dtype=np.int64)
             known = rng.random(tokens.shape[::2]) < fraction  # per (item, frame)

@@ -3,7 +3,7 @@
 torch.onnx exports scaled-dot-product attention with a guard after every softmax,
 ``Where(IsNaN(p), 0, p)``, for rows whose mask is all False (their softmax is NaN). The
 decoder never builds such a row: every padded position attends to itself (see
-``decoder._Grid``), so ``p`` has no NaN and the guard returns ``p`` unchanged. It still reads
+``layouts.Grid``), so ``p`` has no NaN and the guard returns ``p`` unchanged. It still reads
 and writes the whole ``[rows, heads, L, L]`` probability tensor twice per layer: removing it
 makes a forward 4-8 % faster on the real-width model, onnxruntime CPU (``bench_engine.py
 --sections backbone``, column ours/file) with bit-identical hidden states. Upstream PyTorch
