@@ -17,17 +17,19 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ROOT / "tests" / "normalize_cases"
+CASES = ROOT / "tests" / "text" / "normalize_cases"
 
 
-def read_cases(path: Path) -> list[tuple[str, str | None]]:
-    """(written, expected spoken or None) for every non-comment line of ``path``."""
+def read_cases(path: Path) -> list[tuple[str, tuple[str, ...]]]:
+    """(written, accepted spoken forms, none when the file gives none) for every
+    non-comment line of ``path``; the first spoken form is the expected one, further
+    tab-separated columns are other readings accepted as natural."""
     cases = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        written, _, spoken = line.partition("\t")
-        cases.append((written, spoken or None))
+        written, *spoken = line.split("\t")
+        cases.append((written, tuple(s for s in spoken if s)))
     return cases
 
 
@@ -39,11 +41,11 @@ def side_by_side(language: str, path: Path) -> int:
     print(f"== {language} ({path.name})")
     for written, expected in read_cases(path):
         spoken = normalize_text(written, language)
-        mark = " " if expected in (None, spoken) else "✗"
+        mark = " " if not expected or spoken in expected else "✗"
         wrong += mark != " "
         print(f"{mark} {written}\n    -> {spoken}")
         if mark != " ":
-            print(f"    != {expected}")
+            print(f"    != {' | '.join(expected)}")
     return wrong
 
 

@@ -17,12 +17,15 @@ CASES = Path(__file__).resolve().parent / "normalize_cases"
 FILES = sorted(p for p in CASES.glob("*.tsv") if p.stem != "ha_nouns")
 
 
-def _cases(path: Path) -> list[tuple[str, str]]:
+def _cases(path: Path) -> list[tuple[str, tuple[str, ...]]]:
+    """(written, accepted spoken forms): the first is the one we read; further columns are
+    other readings a native speaker finds as natural."""
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
-            written, spoken = line.split("\t")
-            rows.append((written, spoken))
+            written, *spoken = line.split("\t")
+            assert spoken, f"{path.name}: no spoken form for {written!r}"
+            rows.append((written, tuple(spoken)))
     return rows
 
 
@@ -31,8 +34,8 @@ def _cases(path: Path) -> list[tuple[str, str]]:
     [pytest.param(p.stem, w, s, id=f"{p.stem}-{i}") for p in FILES
      for i, (w, s) in enumerate(_cases(p))],
 )
-def test_sentence(language: str, written: str, spoken: str) -> None:
-    assert normalize_text(written, language) == spoken
+def test_sentence(language: str, written: str, spoken: tuple[str, ...]) -> None:
+    assert normalize_text(written, language) in spoken
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)

@@ -130,9 +130,10 @@ class DatePasses:
         hour, minute = int(match.group("h")), int(match.group("m"))
         seconds = match.group("s")
         suffix = (match.group("suffix") or "").strip()
-        if match.group("sep") == "." and not suffix:
-            return None  # "10.30" without "Uhr"/"h" is a decimal number
+        ctx: Context = self._context(match)
+        if match.group("sep") == "." and not suffix and ctx.before not in \
+                self.lang.time_dot_before:
+            return None  # "10.30" without "Uhr"/"h"/"klockan" is a decimal number
         if seconds is not None:
             return self._duration(hour, minute, int(seconds), None)
-        ctx: Context = self._context(match)
         return self.lang.time_words(hour, minute, suffix, ctx)

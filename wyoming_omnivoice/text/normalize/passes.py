@@ -26,23 +26,26 @@ class Passes:
         num = N.number_pattern(thousands, lang.fraction)
         lead = r"(?<![\w.,])"
         self.num = num
-        units = alternation(list(W.UNITS) + list(W.UNIT_ALIASES))
+        self.aliases = {**W.UNIT_ALIASES, **lang.unit_aliases}
+        units = alternation({*W.UNITS, *self.aliases, *lang.units})
         # a dot after the unit is the abbreviation's when a lower-case word follows ("5 Min. lang")
         self.unit_re = re.compile(rf"{lead}{num}(?P<space>\s?)(?P<unit>{units})(?![\w/²³])"
                                   r"(?:\.(?=\s+[a-zäöüßàâçéèêëîïôûùñ]))?")
-        alone = alternation(u for u in [*W.UNITS, *W.UNIT_ALIASES] if len(u) > 1)
+        alone = alternation(u for u in {*W.UNITS, *self.aliases, *lang.units} if len(u) > 1)
         self.unit_alone_re = re.compile(
             rf"(?P<per>\b(?:{lang.per_words}) )(?P<unit>{alone})(?![\w/²³])")
         self.duration_re = re.compile(
-            rf"{lead}(?P<h>\d+)\s?(?:h|Std\.?)\s+(?P<m>\d+)\s?(?:min|Min)\b"
-            r"(?:\s+(?P<s>\d+)\s?(?:s|Sek)\b)?(?:\.(?=\s+[a-zäöüßàâçéèêëîïôûùñ]))?"
+            rf"{lead}(?P<h>\d+)\s?(?:{lang.hour_abbr})\s+(?P<m>\d+)\s?(?:{lang.minute_abbr})\b"
+            rf"(?:\s+(?P<s>\d+)\s?(?:{lang.second_abbr})\b)?"
+            r"(?:\.(?=\s+[a-zäöüßàâçéèêëîïôûùñ]))?"
         )
         self.range_re = re.compile(
             r"(?<![\w.,\-])(?P<a>\d+(?:[.,]\d+)?)(?:[-–]|\s–\s)(?P<b>\d+(?:[.,]\d+)?)"
             r"(?![\d\-]|[.,]\d)"
         )
-        codes = alternation(list(W.CURRENCIES))
-        symbols = alternation([s for s in W.CURRENCY_SYMBOLS if s != "￥"])
+        codes = alternation({*W.CURRENCIES, *lang.currencies})
+        symbols = alternation({*[s for s in W.CURRENCY_SYMBOLS if s != "￥"],
+                               *lang.currency_symbols})
         self.currency_before_re = re.compile(
             rf"(?<![\w])(?P<cur>{symbols}|(?:{codes})(?=\s?\d))\s?{num}(?![\d]|[.,]\d)"
         )
@@ -63,8 +66,9 @@ class Passes:
             r"(?P<end>(?=\s*$))?"
         ) if after_word else None
         self.ordinal_re = re.compile(rf"(?<![\w.,])(?P<n>\d+)(?P<suf>{lang.ordinal_suffix})(?!\w)")
+        dot_next = lang.ordinal_dot_next
         self.dot_ordinal_re = re.compile(
-            r"(?<![\w.,])(?P<n>\d{1,3})\.(?= +(?:[A-ZÄÖÜ]\w|bis\b))") if lang.ordinal_dot else None
+            rf"(?<![\w.,])(?P<n>\d{{1,3}})\.(?= +(?:{dot_next}))") if lang.ordinal_dot else None
         self.year_re = re.compile(
             rf"(?P<pre>\b(?:{lang.year_before})\s+)?(?<![\w.,])(?P<y>1[1-9]\d\d|20\d\d)"
             rf"(?![\w.,:]\d|\w|[.,]\d)(?P<post>(?={lang.year_after}))?"
@@ -105,8 +109,7 @@ class Passes:
         text = sub(self.range_re, self.number_range, text)
         text = sub(self.duration_re, self.duration_match, text)
         text = sub(self.unit_re, self.unit, text)
-        text = sub(self.unit_alone_re, lambda m: m.group("per") + W.UNITS[
-            W.UNIT_ALIASES.get(m.group("unit"), m.group("unit"))][lang.code][0], text)
+        text = sub(self.unit_alone_re, self.unit_alone, text)
         text = self.abbreviations(text)
         text = sub(self.ordinal_re, lambda m: lang.ordinal_words(
             int(m.group("n")), m.group("suf"), context(m)), text)
@@ -142,7 +145,14 @@ class Passes:
     def year(self, match: re.Match[str]) -> str | None:
         if match.group("pre") is None and match.group("post") is None:
             return None
-        return (match.group("pre") or "") + self.lang.year(int(match.group("y")))
+        value = int(match.group("y"))
+        if self.lang.year_in_context is not None:
+            pre = match.group("pre") or ""
+            ctx = context(match)
+            if pre:
+                ctx = Context(before=pre.split()[-1], after=ctx.after)
+            return pre + self.lang.year_in_context(value, ctx)
+        return (match.group("pre") or "") + self.lang.year(value)
 
     def model_number(self, match: re.Match[str]) -> str:
         return match.group("m") + N.pairs(match.group("d"), self.lang.code, self.lang.model_oh)
@@ -170,38 +180,67 @@ class Passes:
     def currency(self, match: re.Match[str]) -> str | None:
         lang = self.lang
         cur = match.group("cur")
-        code = W.CURRENCY_SYMBOLS.get(cur, cur)
-        names = W.CURRENCIES.get(code, {}).get(lang.code)
-        if names is None:
+        code = lang.currency_symbols.get(cur) or W.CURRENCY_SYMBOLS.get(cur, cur)
+        own = lang.currencies.get(code)
+        if own is not None:
+            names: tuple[tuple[str, ...], tuple[str, ...]] = (own[0].forms, own[1].forms)
+        elif code in W.CURRENCIES and lang.code in W.CURRENCIES[code]:
+            names = W.CURRENCIES[code][lang.code]
+        else:
             return None
         num = N.parse(match)
-        (major_sing, major_plural), (minor_sing, minor_plural) = names
+        ctx = context(match)
+        major_forms, minor_forms = names
+
+        def form(forms: tuple[str, ...], value: N.Num) -> str:
+            if own is None:
+                return forms[0] if lang.singular(value) else forms[1]
+            return forms[min(lang.form_index(value, ctx), len(forms) - 1)]
+
         if len(num.fraction) > 2:
-            return f"{lang.number(num)} {major_plural}"
+            return f"{lang.number(num)} {form(major_forms, num)}"
         cents = int(num.fraction.ljust(2, "0")) if num.fraction else 0
         major = N.Num(False, num.integer, "")
         minus = f"{lang.minus_word} " if num.negative else ""
         agree = lang.unit_agree or lang.agree
         parts = []
         if int(major.integer) or not cents:
-            noun = major_sing if lang.singular(major) else major_plural
-            parts.append(f"{lang.number(major, noun, agree=agree)} {noun}")
+            noun = form(major_forms, major)
+            parts.append(f"{lang.number(major, noun, ctx, agree=agree)} {noun}")
         if cents:
             minor = N.Num(False, str(cents), "")
-            noun = minor_sing if cents == 1 else minor_plural
-            parts.append(f"{lang.number(minor, noun, agree=agree)} {noun}")
+            noun = form(minor_forms, minor)
+            parts.append(f"{lang.number(minor, noun, ctx, agree=agree)} {noun}")
         return minus + f" {lang.currency_and or lang.and_word} ".join(parts)
 
     def unit(self, match: re.Match[str]) -> str | None:
         lang = self.lang
-        unit = W.UNIT_ALIASES.get(match.group("unit"), match.group("unit"))
-        if unit in W.UNITS_NEED_SPACE and not match.group("space"):
+        written = match.group("unit")
+        unit = self.aliases.get(written, written)
+        if not match.group("space") and (unit in W.UNITS_NEED_SPACE or (
+                len(written) == 1 and written in self.lang.unit_aliases)):
             return None
         num = N.parse(match)
-        singular, plural = W.UNITS[unit][lang.code]
-        noun = singular if lang.singular(num) else plural
-        words = lang.number(num, noun, context(match), agree=lang.unit_agree)
+        ctx = context(match)
+        noun = self.unit_noun(unit, lang.form_index(num, ctx))
+        words = lang.number(num, noun, ctx, agree=lang.unit_agree)
         return f"{words} {noun}"
+
+    def unit_alone(self, match: re.Match[str]) -> str:
+        """"per kWh" -> "per kilowatt hour", "za kWh" -> "za kilowatogodzinę": the form
+        of one unit after that word."""
+        per = match.group("per")
+        index = self.lang.form_index(N.Num(False, "1", ""), Context(before=per.strip()))
+        unit = match.group("unit")
+        return per + self.unit_noun(self.aliases.get(unit, unit), index)
+
+    def unit_noun(self, unit: str, index: int) -> str:
+        """The unit's noun in form ``index`` (`Language.form_index`): the language's own
+        table first, then the shared (singular, plural) names."""
+        own = self.lang.units.get(unit)
+        if own is not None:
+            return own.form(index)
+        return W.UNITS[unit][self.lang.code][min(index, 1)]
 
     def duration_match(self, match: re.Match[str]) -> str:
         seconds = match.group("s")
@@ -215,13 +254,13 @@ class Passes:
         parts = []
         for value, unit in ((hours, "h"), (minutes, "min"), (seconds, "s")):
             if value:
-                singular, plural = W.UNITS[unit][lang.code]
-                noun = singular if value == 1 else plural
                 num = N.Num(False, str(value), "")
+                noun = self.unit_noun(unit, lang.form_index(num, ctx))
                 words = lang.number(num, noun, ctx, agree=lang.unit_agree)
                 parts.append(f"{words} {noun}")
         if not parts:
-            return f"{lang.cardinal(0)} {W.UNITS['s'][lang.code][1]}"
+            zero = N.Num(False, "0", "")
+            return f"{lang.cardinal(0)} {self.unit_noun('s', lang.form_index(zero, ctx))}"
         if len(parts) == 1:
             return parts[0]
         joiner = f" {lang.and_word} " if lang.duration_and else " "

@@ -37,6 +37,19 @@ def _no_time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
 
 
 @dataclass(frozen=True)
+class Noun:
+    """A unit or currency noun in a language's own table, with its grammatical gender and
+    the forms that `Language.form` picks between (English-like languages: singular and
+    plural; Slavic: after 1, after 2-4, after 5+, after a decimal, and so on)."""
+
+    gender: str
+    forms: tuple[str, ...]
+
+    def form(self, index: int) -> str:
+        return self.forms[min(index, len(self.forms) - 1)]
+
+
+@dataclass(frozen=True)
 class Language:
     """Everything the shared passes need to know about one language."""
 
@@ -87,6 +100,8 @@ class Language:
     """A day and month may be written "24.12." (German)."""
     ordinal_dot: bool = False
     """An ordinal may be written as digits and a dot ("2. Stock")."""
+    ordinal_dot_next: str = r"[A-ZÄÖÜ]\w|bis\b"
+    """Regex of what follows such an ordinal (German: a noun; Polish, Czech: any word)."""
     phone_zero: str | None = None
     """Word read for 0 in phone numbers, where it differs ("zero" -> "oh")."""
     phone_extra: str = r"(?!x)x"
@@ -113,6 +128,31 @@ class Language:
     """Last touch on the whole segment (Italian elision "un'ora")."""
     fix_cardinal: Callable[[str], str] = lambda words: words
     """Spelling fix on num2words' cardinals (Italian "ventitre" -> "ventitré")."""
+    unit_aliases: Mapping[str, str] = field(default_factory=dict)
+    """The language's own unit symbols -> the shared ones ("км/ч" -> "km/h", "t" -> "h")."""
+    hour_abbr: str = r"h|Std\.?"
+    """Regex of the hour symbol in a duration ("1 h 30 min")."""
+    minute_abbr: str = r"min|Min"
+    second_abbr: str = r"s|Sek"
+    units: Mapping[str, Noun] = field(default_factory=dict)
+    """The language's own unit nouns, by written symbol (else `words.UNITS`)."""
+    currencies: Mapping[str, tuple[Noun, Noun]] = field(default_factory=dict)
+    """The language's own currency nouns (major, minor), by ISO code (else `words.CURRENCIES`)."""
+    currency_symbols: Mapping[str, str] = field(default_factory=dict)
+    """Extra written currency signs -> ISO code ("zł", "kr", "Ft")."""
+    form: Callable[[Num, Context], int] | None = None
+    """Which of a `Noun`'s forms follows a number (None: 0 when `singular`, else 1)."""
+    decimal_words: Callable[[Num], str] | None = None
+    """Words for a number with a fraction, where the language has its own way."""
+    year_in_context: Callable[[int, Context], str] | None = None
+    """A year as the words around it ask ("в 1999 году": an ordinal in the locative)."""
+    time_dot_before: frozenset[str] = frozenset()
+    """Words after which "7.30" is a clock time without a suffix ("klockan", "kello")."""
+
+    def form_index(self, num: Num, ctx: Context | None = None) -> int:
+        if self.form is not None:
+            return self.form(num, ctx or Context())
+        return 0 if self.singular(num) else 1
 
     def cardinal(self, value: int) -> str:
         return self.fix_cardinal(N.cardinal(value, self.code))
@@ -128,7 +168,9 @@ class Language:
             words = N.digits(num.integer, lang)  # "007"
         else:
             words = self.cardinal(int(num.integer))
-        if num.fraction:
+        if num.fraction and self.decimal_words is not None:
+            words = self.decimal_words(num)
+        elif num.fraction:
             frac = num.fraction
             if self.grouped_fraction and len(frac) <= 2 and not frac.startswith("0"):
                 frac_words = self.cardinal(int(frac))

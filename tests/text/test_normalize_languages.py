@@ -1,0 +1,63 @@
+"""Issue 24's classes, per language, for the languages added after the first six: numbers
+that agree with the noun after them, decimals, negatives, thousands, units, percentages,
+clock times, durations, dates with and without a year, ordinals, years, currency and
+abbreviations.
+
+Each case is a Home Assistant-style sentence and the words a native speaker says for it,
+written by hand (never copied from the normaliser's output). The sentence files in
+``normalize_cases/`` hold more; these pin each class down on its own.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from wyoming_omnivoice.text.normalize import normalize_text, supports_language
+
+CASES: dict[str, list[tuple[str, str, str]]] = {
+    "pl": [
+        ("agreement", "Włączone są 2 lampy i 2 światła.",
+         "Włączone są dwie lampy i dwa światła."),
+        ("agreement", "Zostały 2 godziny.", "Zostały dwie godziny."),
+        ("agreement", "Zostało 21 dni.", "Zostało dwadzieścia jeden dni."),
+        ("agreement", "Za 1 minutę.", "Za jedną minutę."),
+        ("agreement", "Od 1 godziny.", "Od jednej godziny."),
+        ("decimal", "Zużycie 1,5 kWh.", "Zużycie jeden przecinek pięć kilowatogodziny."),
+        ("negative", "Zamrażarka ma -18 °C.",
+         "Zamrażarka ma minus osiemnaście stopni Celsjusza."),
+        ("thousands", "Licznik pokazuje 12 500 kWh.",
+         "Licznik pokazuje dwanaście tysięcy pięćset kilowatogodzin."),
+        ("unit", "Opady 3 mm.", "Opady trzy milimetry."),
+        ("unit", "Prędkość 1 m/s.", "Prędkość jeden metr na sekundę."),
+        ("percent", "Roleta jest otwarta w 50%.", "Roleta jest otwarta w pięćdziesiąt procent."),
+        ("time", "Przed 7:00.", "Przed siódmą."),
+        ("time", "Alarm o 0:00.", "Alarm o północy."),
+        ("duration", "Pozostały czas: 2 h 5 min.", "Pozostały czas: dwie godziny i pięć minut."),
+        ("date", "Termin do 1 stycznia.", "Termin do pierwszego stycznia."),
+        ("date_year", "Urodzony 3 maja 2020 r.",
+         "Urodzony trzeciego maja dwa tysiące dwudziestego roku."),
+        ("ordinal", "To jest 3. piętro.", "To jest trzecie piętro."),
+        ("year", "Od 2015 roku.", "Od dwa tysiące piętnastego roku."),
+        ("currency", "Kosztuje 1 zł.", "Kosztuje jeden złoty."),
+        ("currency", "Kosztuje 5 €.", "Kosztuje pięć euro."),
+        ("abbreviation", "Np. lampa w kuchni.", "Na przykład lampa w kuchni."),
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("language", "written", "spoken"),
+    [pytest.param(lang, w, s, id=f"{lang}-{kind}-{i}") for lang, cases in CASES.items()
+     for i, (kind, w, s) in enumerate(cases)],
+)
+def test_class(language: str, written: str, spoken: str) -> None:
+    assert normalize_text(written, language) == spoken
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_language_is_on_and_covers_every_class(language: str) -> None:
+    assert supports_language(language)
+    kinds = {kind for kind, _, _ in CASES[language]}
+    assert kinds >= {"agreement", "decimal", "negative", "thousands", "unit", "percent",
+                     "time", "duration", "date", "date_year", "ordinal", "year", "currency",
+                     "abbreviation"}

@@ -1,0 +1,77 @@
+"""What Polish, Czech, Russian and Ukrainian share: the noun form a numeral governs, and
+noun tables for the gender and case of the word after a number.
+
+Slavic numerals govern their noun: 1 takes the nominative singular ("jedna lampa"), 2-4 a
+paucal form (Polish/Czech/Ukrainian nominative plural "dwie lampy", Russian genitive
+singular "две лампы"), 5 and up the genitive plural ("pięć lamp"), a decimal the genitive
+singular ("dwadzieścia jeden przecinek pięć stopnia"). A unit `Noun` holds its forms in
+that order (`ONE`, `FEW`, `MANY`, `FRACTION`), plus the accusative singular where the
+language needs it ("na jedną godzinę", `ACCUSATIVE`).
+
+The numeral in turn agrees with the noun's gender ("dwie lampy", "dwa okna"), so each
+language keeps a small table of the nouns Home Assistant replies put after a number
+(devices, rooms, time words) with the forms they take there; the unit nouns join it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from wyoming_omnivoice.text.normalize.numbers import Num
+from wyoming_omnivoice.text.normalize.table import Noun
+
+ONE, FEW, MANY, FRACTION, ACCUSATIVE = range(5)
+
+
+def count_form(num: Num, few_after_teens: bool = True) -> int:
+    """`ONE`, `FEW`, `MANY` or `FRACTION` for a written number (Polish, Russian and
+    Ukrainian rule: 21 and 31 take ONE in Russian/Ukrainian, handled by the caller)."""
+    if num.fraction:
+        return FRACTION
+    value = int(num.integer)
+    if value == 1:
+        return ONE
+    if value % 10 in (2, 3, 4) and value % 100 not in (12, 13, 14) and few_after_teens:
+        return FEW
+    return MANY
+
+
+class NounTable:
+    """Written noun form -> (gender, case), from hand-written lines and unit nouns.
+
+    Each line is ``lemma gender form:case form:case ...``; the lemma itself is the
+    nominative singular. A form listed twice keeps its first reading, so list the
+    reading that matters after a number first.
+    """
+
+    def __init__(self, lines: Iterable[str], units: Iterable[Noun] = (),
+                 unit_cases: tuple[str, ...] = ("nom", "nom", "gen", "gen", "acc")) -> None:
+        self.forms: dict[str, tuple[str, str]] = {}
+        for line in lines:
+            lemma, gender, *forms = line.split()
+            self._add(lemma, gender, "nom")
+            for item in forms:
+                form, _, case = item.partition(":")
+                self._add(form, gender, case)
+        for noun in units:
+            for form, case in zip(noun.forms, unit_cases, strict=False):
+                self._add(form.split()[0], noun.gender, case)
+
+    def _add(self, form: str, gender: str, case: str) -> None:
+        self.forms.setdefault(form.lower(), (gender, case))
+
+    def get(self, noun: str | None) -> tuple[str, str] | None:
+        """(gender, case) of the first word of ``noun``, or None when it is not known."""
+        if not noun:
+            return None
+        return self.forms.get(noun.split()[0].lower())
+
+
+def replace_last(words: str, table: Mapping[str, str]) -> str:
+    """Replace the last word of a cardinal by its form in ``table`` ("dwadzieścia dwa" ->
+    "dwadzieścia dwie")."""
+    head, _, last = words.rpartition(" ")
+    new = table.get(last)
+    if new is None:
+        return words
+    return f"{head} {new}" if head else new
