@@ -275,7 +275,8 @@ RULES = Language(
     range_word="do", months=MONTHS, space_thousands=True,
     abbreviations={
         "np.": "na przykład", "Np.": "Na przykład", "tzn.": "to znaczy",
-        "itd.": "i tak dalej", "itp.": "i tym podobne", "ok.": "około", "ul.": "ulica", "tel.": "telefon", "maks.": "maksymalnie",
+        "itd.": "i tak dalej", "itp.": "i tym podobne", "ok.": "około", "ul.": "ulica",
+        "tel.": "telefon", "maks.": "maksymalnie",
         "min.": "minimalnie", "tys.": "tysięcy", "dr": "doktor", "prof.": "profesor",
         "godz.": "godzina",
     },
