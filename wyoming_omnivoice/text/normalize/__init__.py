@@ -42,7 +42,7 @@ from wyoming_omnivoice.text.normalize.table import Language
 _LOGGER = logging.getLogger(__name__)
 
 #: Languages with a full rule table (besides Chinese).
-FULL_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pl")
+FULL_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pl", "ru")
 #: Language ids read with the Chinese rules.
 CHINESE = frozenset({"zh", "yue", "cmn"})
 

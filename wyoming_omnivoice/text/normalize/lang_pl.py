@@ -150,6 +150,7 @@ _GENITIVE_WORDS = {
 
 
 def _case(before: str) -> str:
+    before = before.lower()
     if before in _ACCUSATIVE:
         return "acc"
     if before in _GENITIVE:

@@ -77,8 +77,9 @@ class Passes:
         self.model_re = re.compile(
             r"(?<![\w])(?P<m>[A-Z]{2}[A-Za-z]*+[- ]?)(?P<d>\d{3,4})(?!\w|[.,]\d)")
         self.number_re = re.compile(rf"(?<![\w.,]){num}(?![\w]|[.,:]\d)")
-        self.phone_re = re.compile(
-            r"(?<![\w.,+-])(?:\+\d[\d \-]{5,}\d|(?:\(\d{3}\)\s?|\d{3}-)?\d{3}-\d{4}"
+        self.phone_re = re.compile(  # never the "000" groups of "1 000 000"
+            r"(?<![\w.,+-])(?<!\d[ \u00a0\u202f])"
+            r"(?:\+\d[\d \-]{5,}\d|(?:\(\d{3}\)\s?|\d{3}-)?\d{3}-\d{4}"
             r"|0\d{1,4}(?:[ /-]\d{2,8}){1,4}|0\d{8,12}"
             rf"|{lang.phone_extra})(?![\w-]|[.,]\d)"
         )
@@ -211,7 +212,8 @@ class Passes:
             minor = N.Num(False, str(cents), "")
             noun = form(minor_forms, minor)
             parts.append(f"{lang.number(minor, noun, ctx, agree=agree)} {noun}")
-        return minus + f" {lang.currency_and or lang.and_word} ".join(parts)
+        joiner = lang.currency_and or lang.and_word
+        return minus + (" " if joiner == " " else f" {joiner} ").join(parts)
 
     def unit(self, match: re.Match[str]) -> str | None:
         lang = self.lang

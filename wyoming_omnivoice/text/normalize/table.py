@@ -68,6 +68,7 @@ class Language:
     grouped_fraction: bool = True
     """Read a short fraction as a number ("virgule quatorze") instead of digit by digit."""
     currency_and: str = ""
+    """Joins major and minor currency units ("" : `and_word`; " ": nothing, Russian)."""
     duration_and: bool = True
     """Join "1 h 30 min" with `and_word` (False: "une heure trente minutes")."""
     abbreviations: Mapping[str, str] = field(default_factory=dict)
