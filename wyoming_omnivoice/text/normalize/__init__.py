@@ -42,7 +42,9 @@ from wyoming_omnivoice.text.normalize.table import Language
 _LOGGER = logging.getLogger(__name__)
 
 #: Languages with a full rule table (besides Chinese).
-FULL_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pl", "ru")
+FULL_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pl", "ru", "pt", "pt-BR")
+#: Region variants with a table of their own (else a variant reads as its base language).
+REGIONAL = {"pt-br": "pt-BR"}
 #: Language ids read with the Chinese rules.
 CHINESE = frozenset({"zh", "yue", "cmn"})
 
@@ -64,6 +66,9 @@ def _language_id(language: str | None) -> str | None:
     if language is None or not language.strip():
         return None
     value = language.strip()
+    regional = REGIONAL.get(value.replace("_", "-").lower())
+    if regional is not None:
+        return regional
     base = re.split(r"[-_]", value)[0]
     if base != value and language_info(base.lower()) is not None:
         return base.lower()
@@ -90,7 +95,8 @@ def _rules(code: str) -> Callable[[str], str] | None:
 
         from wyoming_omnivoice.text.normalize.passes import Passes
 
-        module = importlib.import_module(f"wyoming_omnivoice.text.normalize.lang_{code}")
+        name = code.replace("-", "_").lower()  # "pt-BR" -> lang_pt_br
+        module = importlib.import_module(f"wyoming_omnivoice.text.normalize.lang_{name}")
         table: Language = module.RULES
         return Passes(table).run
     return other.rules(code)
