@@ -157,6 +157,13 @@ def test_things_that_are_not_numbers_are_left_alone(text: str) -> None:
     assert normalize_text(text, "en") == text
 
 
+def test_brazilian_portuguese_has_its_own_table() -> None:
+    assert normalize_text("Faltam 16 dias.", "pt-BR") == "Faltam dezesseis dias."
+    assert normalize_text("Faltam 16 dias.", "pt_BR") == "Faltam dezesseis dias."
+    assert normalize_text("Faltam 16 dias.", "pt-PT") == "Faltam dezasseis dias."
+    assert normalize_text("Faltam 16 dias.", "pt") == "Faltam dezasseis dias."
+
+
 def test_language_forms() -> None:
     assert normalize_text("5 km", "de-AT") == "fünf Kilometer"
     assert normalize_text("5 km", "German") == "fünf Kilometer"
@@ -192,8 +199,8 @@ def test_languages_that_are_off_still_read_numbers_when_asked(
 
 def test_supports_language() -> None:
     for lang in ("en", "de", "fr", "es", "it", "nl", "zh", "yue", "en-US", "zh_TW", "Dutch",
-                 "tr", "id", "vi", "Turkish", "pl", "pl-PL", "Polish", "ru", "Russian", "pt", "pt-PT",
-                 "pt-BR", "pt_BR", "Portuguese"):
+                 "tr", "id", "vi", "Turkish", "pl", "pl-PL", "Polish", "ru", "Russian",
+                 "pt", "pt-PT", "pt-BR", "pt_BR", "Portuguese"):
         assert supports_language(lang), lang
     for lang in (None, "", "none", "ja", "xx"):
         assert not supports_language(lang), lang

@@ -145,7 +145,7 @@ def fix_cardinal(words: str) -> str:
 
 
 _HOUR_H_RE = re.compile(r"(?<![\w.,:])([01]?\d|2[0-3])h(?!\w)")
-_ARTICLE_RE = re.compile(r"\b([àÀ]s|[aA]s) (?=meia-noite\b|uma\b(?! e\b))")
+_ARTICLE_RE = re.compile(r"\b([àÀ]s|[aA]s) (?=meia-noite\b|uma\b)")
 
 
 def prepare(text: str) -> str:
