@@ -1,0 +1,72 @@
+"""What Swedish, Danish and Norwegian Bokmål share: "one" agrees with the noun's gender
+("en timme" / "ett år", "en time" / "et år", "en time" / "ett år"), the clock is read
+digit-style ("klockan fjorton och trettio", "klokken fjorten tredive"), and "kl." before a
+time is "klockan" / "klokken".
+
+Most nouns are common gender, so each language lists only the neuter nouns Home Assistant
+replies put after a number (and the neuter units); anything else takes the common "en".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from wyoming_omnivoice.text.normalize.numbers import Num
+from wyoming_omnivoice.text.normalize.table import Agree, Context, Noun
+
+
+def one_agree(one: str, common: str, neuter: str, neuter_nouns: Iterable[str],
+              neuter_endings: tuple[str, ...] = (), common_nouns: Iterable[str] = ()
+              ) -> Agree:
+    """An `Agree` that turns num2words' bare "one" (``one``) into ``common`` or ``neuter``
+    by the word after it: a listed neuter noun, or a word with a neuter ending (Swedish
+    "-ande", or the "-tt" of an adjective before a neuter noun: "ett nytt meddelande")
+    that is not a listed common noun ("natt", "watt")."""
+    nouns = frozenset(n.lower() for n in neuter_nouns)
+    commons = frozenset(n.lower() for n in common_nouns)
+
+    def agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
+        if words != one or noun is None or not noun[:1].isalpha():
+            return words
+        head = noun.split()[0].lower()
+        is_neuter = head in nouns or (bool(neuter_endings) and head.endswith(neuter_endings)
+                                      and head not in commons)
+        return neuter if is_neuter else common
+
+    return agree
+
+
+def neuter_units(units: dict[str, Noun]) -> list[str]:
+    """The first word of every neuter unit noun, for `one_agree`."""
+    return [form.split()[0] for noun in units.values() if noun.gender == "n"
+            for form in noun.forms]
+
+
+def clock_prepare(abbreviation: str, word: str) -> Callable[[str], str]:
+    """"kl. 7.30" -> "klockan 7.30" (also "kl 7.30", "Kl."): the word a reader says, which
+    also marks "7.30" as a clock time (`Language.time_dot_before`)."""
+    first, rest = abbreviation[0], re.escape(abbreviation[1:].rstrip("."))
+    pattern = re.compile(rf"(?<!\w)(?P<first>[{first}{first.upper()}]){rest}\.?(?=\s?\d)")
+    return lambda text: pattern.sub(
+        lambda m: (word[0].upper() if m.group("first").isupper() else word[0]) + word[1:], text)
+
+
+def digital_time(cardinal: Callable[[int], str], zero: str, midnight: str,
+                 clock_midnight: str, clock_words: frozenset[str]
+                 ) -> Callable[[int, int, str, Context], str | None]:
+    """Hours and minutes as numbers: "sju", "fjorton trettio", "sju noll fem"; 0:00 is
+    ``midnight``, or ``clock_midnight`` after "klockan" ("klockan tolv på natten")."""
+
+    def time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
+        if hour == 0 and minute <= 0:
+            return clock_midnight if ctx.before in clock_words else midnight
+        hours = cardinal(hour)
+        if minute <= 0:
+            return hours
+        minutes = cardinal(minute)
+        if minute < 10:
+            return f"{hours} {zero} {minutes}"
+        return f"{hours} {minutes}"
+
+    return time
