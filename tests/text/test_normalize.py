@@ -199,7 +199,8 @@ def test_languages_that_are_off_still_read_numbers_when_asked(
 def test_supports_language() -> None:
     for lang in ("en", "de", "fr", "es", "it", "nl", "zh", "yue", "en-US", "zh_TW", "Dutch",
                  "tr", "id", "vi", "Turkish", "pl", "pl-PL", "Polish", "ru", "Russian",
-                 "pt", "pt-PT", "pt-BR", "pt_BR", "Portuguese", "sv", "sv-SE", "Swedish"):
+                 "pt", "pt-PT", "pt-BR", "pt_BR", "Portuguese", "sv", "sv-SE", "Swedish",
+                 "da", "Danish"):
         assert supports_language(lang), lang
     for lang in (None, "", "none", "ja", "xx"):
         assert not supports_language(lang), lang

@@ -42,7 +42,7 @@ from wyoming_omnivoice.text.normalize.table import Language
 _LOGGER = logging.getLogger(__name__)
 
 #: Languages with a full rule table (besides Chinese).
-FULL_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pl", "ru", "pt", "pt-BR", "sv")
+FULL_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pl", "ru", "pt", "pt-BR", "sv", "da")
 #: Region variants with a table of their own (else a variant reads as its base language).
 REGIONAL = {"pt-br": "pt-BR"}
 #: Language ids read with the Chinese rules.

@@ -213,7 +213,10 @@ class Passes:
             noun = form(minor_forms, minor)
             parts.append(f"{lang.number(minor, noun, ctx, agree=agree)} {noun}")
         joiner = lang.currency_and or lang.and_word
-        return minus + (" " if joiner == " " else f" {joiner} ").join(parts)
+        words = minus + (" " if joiner == " " else f" {joiner} ").join(parts)
+        if cur.endswith(".") and not match.string[match.end():].strip():
+            words += "."  # "23,50 kr." at the end: the dot also ends the sentence
+        return words
 
     def unit(self, match: re.Match[str]) -> str | None:
         lang = self.lang

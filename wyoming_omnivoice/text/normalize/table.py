@@ -135,6 +135,8 @@ class Language:
     """Regex of the hour symbol in a duration ("1 h 30 min")."""
     minute_abbr: str = r"min|Min"
     second_abbr: str = r"s|Sek"
+    cardinal_words: Callable[[int], str] | None = None
+    """The language's own cardinals, where num2words' are not what is said (Danish)."""
     units: Mapping[str, Noun] = field(default_factory=dict)
     """The language's own unit nouns, by written symbol (else `words.UNITS`)."""
     currencies: Mapping[str, tuple[Noun, Noun]] = field(default_factory=dict)
@@ -156,6 +158,8 @@ class Language:
         return 0 if self.singular(num) else 1
 
     def cardinal(self, value: int) -> str:
+        if self.cardinal_words is not None:
+            return self.cardinal_words(value)
         return self.fix_cardinal(N.cardinal(value, self.code))
 
     def year(self, value: int) -> str:
