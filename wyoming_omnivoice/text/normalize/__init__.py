@@ -42,9 +42,10 @@ from wyoming_omnivoice.text.normalize.table import Language
 _LOGGER = logging.getLogger(__name__)
 
 #: Languages with a full rule table (besides Chinese).
-FULL_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pl", "ru", "pt", "pt-BR", "sv", "da")
-#: Region variants with a table of their own (else a variant reads as its base language).
-REGIONAL = {"pt-br": "pt-BR"}
+FULL_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pl", "ru", "pt", "pt-BR", "sv", "da", "nb")
+#: Ids read with another table: Brazilian Portuguese has its own, Norwegian ("no") is read
+#: as Bokmål (else a region variant reads as its base language).
+REGIONAL = {"pt-br": "pt-BR", "no": "nb", "no-no": "nb"}
 #: Language ids read with the Chinese rules.
 CHINESE = frozenset({"zh", "yue", "cmn"})
 
