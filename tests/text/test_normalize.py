@@ -200,7 +200,8 @@ def test_supports_language() -> None:
     for lang in ("en", "de", "fr", "es", "it", "nl", "zh", "yue", "en-US", "zh_TW", "Dutch",
                  "tr", "id", "vi", "Turkish", "pl", "pl-PL", "Polish", "ru", "Russian",
                  "pt", "pt-PT", "pt-BR", "pt_BR", "Portuguese", "sv", "sv-SE", "Swedish",
-                 "da", "Danish", "nb", "no", "nb-NO", "Norwegian Bokmål"):
+                 "da", "Danish", "nb", "no", "nb-NO", "Norwegian Bokmål",
+                 "cs", "Czech"):
         assert supports_language(lang), lang
     for lang in (None, "", "none", "ja", "xx"):
         assert not supports_language(lang), lang
