@@ -232,6 +232,28 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("currency", "Ціна 2 ₴.", "Ціна дві гривні."),
         ("abbreviation", "Світло, музика і т.д.", "Світло, музика і так далі."),
     ],
+    "fi": [
+        ("agreement", "Jäljellä 1 h.", "Jäljellä yksi tunti."),
+        ("agreement", "Jäljellä 2 h.", "Jäljellä kaksi tuntia."),
+        ("agreement", "Jäljellä 1,5 h.", "Jäljellä yksi pilkku viisi tuntia."),
+        ("decimal", "Kulutus 0,5 kWh.", "Kulutus nolla pilkku viisi kilowattituntia."),
+        ("negative", "Pakastimessa on -18 °C.", "Pakastimessa on miinus kahdeksantoista astetta."),
+        ("thousands", "Mittari näyttää 12 500 kWh.",
+         "Mittari näyttää kaksitoistatuhatta viisisataa kilowattituntia."),
+        ("unit", "Paketti painaa 1 kg.", "Paketti painaa yksi kilo."),
+        ("percent", "Verho on 50 % auki.", "Verho on viisikymmentä prosenttia auki."),
+        ("time", "Herätys klo 6.05.", "Herätys kello kuusi nolla viisi."),
+        ("duration", "Jäljellä 2 h 5 min.", "Jäljellä kaksi tuntia viisi minuuttia."),
+        ("date", "Jätteet haetaan 1. tammikuuta.", "Jätteet haetaan ensimmäisenä tammikuuta."),
+        ("date_year", "Tänään on 3.5.2020.",
+         "Tänään on kolmas toukokuuta kaksituhatta kaksikymmentä."),
+        ("ordinal", "Asunto on 3. kerroksessa.", "Asunto on kolmannessa kerroksessa."),
+        ("ordinal", "Se on 11. kerros.", "Se on yhdestoista kerros."),
+        ("year", "Talo on vuodelta 2015.", "Talo on vuodelta kaksituhatta viisitoista."),
+        ("currency", "Hinta on 1 €.", "Hinta on yksi euro."),
+        ("currency", "Hinta on 2,50 €.", "Hinta on kaksi euroa viisikymmentä senttiä."),
+        ("abbreviation", "Valot, verhot jne.", "Valot, verhot ja niin edelleen."),
+    ],
 }
 
 

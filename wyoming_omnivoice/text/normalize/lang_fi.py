@@ -1,0 +1,163 @@
+"""Finnish: "yksi tunti", "viisi astetta", "kaksikymmentäyksi pilkku viisi astetta",
+"kello neljätoista kolmekymmentä", "kolmas joulukuuta", "kolmantena joulukuuta",
+"toisessa kerroksessa", "kaksikymmentäkolme euroa viisikymmentä senttiä".
+
+After 1 a noun stays in the nominative singular, after any other number (decimals too)
+it takes the partitive singular ("kaksi lamppua", "1,5 tuntia"); a unit `Noun` holds
+both. Ordinals ("2.") take the case of the noun after them ("toisessa kerroksessa",
+"toisen kerroksen"), and a date is said in the essive when it tells when something happens
+("kolmantena joulukuuta"), in the nominative after "on" ("tänään on kolmas joulukuuta").
+"""
+
+from __future__ import annotations
+
+import re
+
+from wyoming_omnivoice.text.normalize import numbers as N
+from wyoming_omnivoice.text.normalize.table import Context, Language, Noun
+
+MONTHS = ("tammikuuta", "helmikuuta", "maaliskuuta", "huhtikuuta", "toukokuuta",
+          "kesäkuuta", "heinäkuuta", "elokuuta", "syyskuuta", "lokakuuta", "marraskuuta",
+          "joulukuuta")
+
+
+def _n(one: str, many: str) -> Noun:
+    return Noun("", (one, many))
+
+
+UNITS = {
+    "°C": _n("aste", "astetta"), "°F": _n("fahrenheitaste", "fahrenheitastetta"),
+    "°": _n("aste", "astetta"), "%": _n("prosentti", "prosenttia"),
+    "km/h": _n("kilometri tunnissa", "kilometriä tunnissa"),
+    "mph": _n("maili tunnissa", "mailia tunnissa"),
+    "m/s": _n("metri sekunnissa", "metriä sekunnissa"),
+    "kWh": _n("kilowattitunti", "kilowattituntia"), "kW": _n("kilowatti", "kilowattia"),
+    "W": _n("watti", "wattia"), "V": _n("voltti", "volttia"),
+    "hPa": _n("hehtopascal", "hehtopascalia"), "km": _n("kilometri", "kilometriä"),
+    "cm": _n("senttimetri", "senttimetriä"), "mm": _n("millimetri", "millimetriä"),
+    "m": _n("metri", "metriä"), "kg": _n("kilo", "kiloa"), "g": _n("gramma", "grammaa"),
+    "ml": _n("millilitra", "millilitraa"), "l": _n("litra", "litraa"),
+    "lx": _n("luksi", "luksia"), "ppm": _n("ppm", "ppm"),
+    "µg/m³": _n("mikrogramma kuutiometrissä", "mikrogrammaa kuutiometrissä"),
+    "dB": _n("desibeli", "desibeliä"), "h": _n("tunti", "tuntia"),
+    "min": _n("minuutti", "minuuttia"), "s": _n("sekunti", "sekuntia"),
+}
+CURRENCIES = {
+    "EUR": (_n("euro", "euroa"), _n("sentti", "senttiä")),
+    "USD": (_n("dollari", "dollaria"), _n("sentti", "senttiä")),
+    "SEK": (_n("kruunu", "kruunua"), _n("äyri", "äyriä")),
+}
+
+# Ordinal parts: nominative, oblique stem (genitive, inessive ...), essive.
+_FIRST = {1: ("ensimmäinen", "ensimmäise", "ensimmäisenä"), 2: ("toinen", "toise", "toisena")}
+_PARTS = {
+    1: ("yhdes", "yhdenne", "yhdentenä"), 2: ("kahdes", "kahdenne", "kahdentena"),
+    3: ("kolmas", "kolmanne", "kolmantena"), 4: ("neljäs", "neljänne", "neljäntenä"),
+    5: ("viides", "viidenne", "viidentenä"), 6: ("kuudes", "kuudenne", "kuudentena"),
+    7: ("seitsemäs", "seitsemänne", "seitsemäntenä"),
+    8: ("kahdeksas", "kahdeksanne", "kahdeksantena"),
+    9: ("yhdeksäs", "yhdeksänne", "yhdeksäntenä"),
+    10: ("kymmenes", "kymmenenne", "kymmenentenä"),
+}
+_ENDINGS = {"gen": "n", "ine": "ssa", "ade": "lla", "ela": "sta"}
+
+
+def _part(entry: tuple[str, str, str], case: str) -> str:
+    nominative, stem, essive = entry
+    if case == "nom":
+        return nominative
+    if case == "ess":
+        return essive
+    ending = _ENDINGS[case]
+    if not any(v in stem for v in "aou"):
+        ending = ending.replace("a", "ä")  # vowel harmony
+    return stem + ending
+
+
+def ordinal(value: int, case: str = "nom") -> str:
+    """Finnish ordinals 1-99 in a case ("kolmantena", "toisessa",
+    "kahdentenakymmenentenäensimmäisenä"); larger ones in num2words' nominative."""
+    if not 1 <= value <= 99:
+        return str(N.ordinal(value, "fi"))
+    tens, unit = divmod(value, 10)
+    if value <= 2:
+        return _part(_FIRST[value], case)
+    if value <= 10:
+        return _part(_PARTS[value], case)
+    if tens == 1:
+        return _part(_PARTS[unit], case) + "toista"  # "kolmastoista", "kolmantenatoista"
+    words = (_part(_PARTS[tens], case) + _part(_PARTS[10], case)) if tens > 1 else ""
+    if unit:
+        words += _part(_FIRST.get(unit) or _PARTS[unit], case)
+    return words
+
+
+def _noun_case(word: str) -> str:
+    """The case of the noun after an ordinal, from its ending."""
+    word = word.lower()
+    if word.endswith(("ssa", "ssä")):
+        return "ine"
+    if word.endswith(("lla", "llä")):
+        return "ade"
+    if word.endswith(("sta", "stä")):
+        return "ela"
+    if word.endswith(("na", "nä")):
+        return "ess"
+    return "gen" if word.endswith("n") else "nom"
+
+
+def _ordinal(value: int, suffix: str, ctx: Context) -> str:
+    """"2. kerroksessa" -> "toisessa kerroksessa", "2. kerros" -> "toinen kerros"."""
+    return ordinal(value, _noun_case(ctx.after))
+
+
+_NOMINATIVE_DATE = frozenset({"on", "oli", "tänään", "huomenna", "eilen", "päivämäärä"})
+
+
+def _date(day: int, month: int, year: int | None, ctx: Context) -> str:
+    case = "nom" if ctx.before.lower() in _NOMINATIVE_DATE or not ctx.before else "ess"
+    words = f"{ordinal(day, case)} {MONTHS[month - 1]}"
+    return words + (f" {N.cardinal(year, 'fi')}" if year is not None else "")
+
+
+def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
+    """"kello seitsemän", "kello neljätoista kolmekymmentä", "seitsemän nolla viisi"."""
+    hours = N.cardinal(hour, "fi")
+    if minute <= 0:
+        return hours
+    minutes = N.cardinal(minute, "fi")
+    return f"{hours} nolla {minutes}" if minute < 10 else f"{hours} {minutes}"
+
+
+_KLO_RE = re.compile(r"\b([kK])lo\.?(?=\s?\d)")
+
+
+def _prepare(text: str) -> str:
+    """"klo 7.30" -> "kello 7.30" (also marks "7.30" as a clock time)."""
+    return _KLO_RE.sub(lambda m: m.group(1) + "ello", text)
+
+
+RULES = Language(
+    code="fi", decimal_word="pilkku", minus_word="miinus", plus_word="plus", and_word="ja",
+    range_word="–", months=MONTHS, space_thousands=True, currency_and=" ",
+    duration_and=False,
+    abbreviations={
+        "esim.": "esimerkiksi", "Esim.": "Esimerkiksi", "jne.": "ja niin edelleen",
+        "yms.": "ynnä muuta sellaista", "mm.": "muun muassa", "ns.": "niin sanottu",
+        "n.": "noin", "noin.": "noin", "ks.": "katso", "puh.": "puhelin", "krs": "kerros",
+        "klo": "kello",
+    },
+    # "21.12." is a date after any word but "kello" (a decimal is written "21,12")
+    date_before=r"(?![kK]ello\b)\w+",
+    per_words=r"per",
+    number_abbreviations=(frozenset({"nro", "Nro", "n:o", "N:o"}), "numero"),
+    ordinal_dot=True, ordinal_dot_next=r"[a-zäöå]", dotted_date=True,
+    hour_abbr=r"h|t", minute_abbr=r"min", second_abbr=r"s|sek",
+    unit_aliases={"t": "h", "sek": "s"},
+    time_dot_before=frozenset({"kello", "Kello"}),
+    units=UNITS, currencies=CURRENCIES,
+    ordinal_words=_ordinal,
+    time_words=_time,
+    date_words=_date,
+    prepare=_prepare,
+)
