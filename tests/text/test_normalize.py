@@ -201,7 +201,8 @@ def test_supports_language() -> None:
                  "tr", "id", "vi", "Turkish", "pl", "pl-PL", "Polish", "ru", "Russian",
                  "pt", "pt-PT", "pt-BR", "pt_BR", "Portuguese", "sv", "sv-SE", "Swedish",
                  "da", "Danish", "nb", "no", "nb-NO", "Norwegian Bokmål",
-                 "cs", "Czech", "uk", "Ukrainian", "fi", "Finnish"):
+                 "cs", "Czech", "uk", "Ukrainian", "fi", "Finnish",
+                 "hu", "Hungarian"):
         assert supports_language(lang), lang
     for lang in (None, "", "none", "ja", "xx"):
         assert not supports_language(lang), lang
