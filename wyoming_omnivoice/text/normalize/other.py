@@ -6,9 +6,9 @@ and are on by default (`ENABLED`): their Home Assistant-style replies pass their
 (``tests/text/normalize_cases/``). Every other language that num2words knows gets a table made
 from num2words itself (its decimal and minus words, ``to="ordinal"``) plus the percent word
 where it does not change with the number; those are off by default, as upstream has no
-normalisation, and run only when a voice asks for it (``normalize_text: true``). Most of
-them need noun agreement ("um"/"uma hora", "en"/"ett år", Slavic case after numbers) before
-they can pass such tests.
+normalisation, and run only when a voice asks for it (``normalize_text: true``). Languages
+with a full `table.Language` (Polish, Russian, Portuguese, the Nordic languages, Czech,
+Ukrainian, Finnish, Hungarian, ...) never reach this module.
 """
 
 from __future__ import annotations
