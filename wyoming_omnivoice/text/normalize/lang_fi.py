@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from wyoming_omnivoice.text.normalize import numbers as N
+from wyoming_omnivoice.text.normalize.numbers import Num
 from wyoming_omnivoice.text.normalize.table import Context, Language, Noun
 
 MONTHS = ("tammikuuta", "helmikuuta", "maaliskuuta", "huhtikuuta", "toukokuuta",
@@ -111,6 +112,71 @@ def _ordinal(value: int, suffix: str, ctx: Context) -> str:
     return ordinal(value, _noun_case(ctx.after))
 
 
+# Cardinal parts: the oblique stem that case endings join ("kahde-n", "kolme-ssa").
+_CARDINAL_STEMS = {
+    "yksi": "yhde", "kaksi": "kahde", "kolme": "kolme", "neljä": "neljä", "viisi": "viide",
+    "kuusi": "kuude", "seitsemän": "seitsemä", "kahdeksan": "kahdeksa",
+    "yhdeksän": "yhdeksä", "kymmenen": "kymmene", "kymmentä": "kymmene", "sata": "sada",
+    "sataa": "sada", "tuhat": "tuhanne", "tuhatta": "tuhanne", "toista": "toista",
+}
+# ... and the illative, whose stem is strong ("kahteen", "viiteen", "tuhanteen").
+_ILLATIVE = {
+    "yksi": "yhteen", "kaksi": "kahteen", "kolme": "kolmeen", "neljä": "neljään",
+    "viisi": "viiteen", "kuusi": "kuuteen", "seitsemän": "seitsemään",
+    "kahdeksan": "kahdeksaan", "yhdeksän": "yhdeksään", "kymmenen": "kymmeneen",
+    "kymmentä": "kymmeneen", "sata": "sataan", "sataa": "sataan", "tuhat": "tuhanteen",
+    "tuhatta": "tuhanteen", "toista": "toista",
+}
+_CARDINAL_PART_RE = re.compile("|".join(sorted(_CARDINAL_STEMS, key=len, reverse=True)))
+_CASE_ENDINGS = {"gen": "n", "ine": "ssa", "ade": "lla", "tra": "ksi"}
+#: Nouns whose nominative ends like a genitive ("1 puhelin" is not "yhden puhelin").
+_NOMINATIVE_IN_N = frozenset({"puhelin", "kytkin", "säädin", "ohjain", "avain", "sydän",
+                              "laidun", "kaiutin", "jäähdytin", "lämmitin", "imurin"})
+
+
+def _noun_case_after_number(word: str) -> str:
+    """The case of the noun after a cardinal, from its ending ("tunnin" genitive,
+    "tunnissa" inessive); "nom" for the nominative/partitive of a count."""
+    word = word.lower()
+    for case, endings in (("ine", ("ssa", "ssä")), ("ade", ("lla", "llä")),
+                          ("tra", ("ksi",)), ("ill", ("seen", "iin"))):
+        if word.endswith(endings):
+            return case  # not "-sta": "asukasta" is a partitive, not an elative
+    if re.search(r"(aa|ää|oo|uu|yy|öö)n$", word):
+        return "nom"  # "päivään" (illative) or "asukkaan" (genitive): left as it is
+    if word.endswith("n") and word not in _NOMINATIVE_IN_N:
+        return "gen"
+    return "nom"
+
+
+def cardinal_case(words: str, case: str) -> str:
+    """"kolme" -> "kolmen", "kaksikymmentäviisi" -> "kahdenkymmenenviiden": every part of
+    a Finnish cardinal takes the case ending."""
+    if case == "nom":
+        return words
+
+    def part(m: re.Match[str]) -> str:
+        if case == "ill":
+            return _ILLATIVE[m.group(0)]
+        stem = _CARDINAL_STEMS[m.group(0)]
+        if stem == "toista":
+            return stem
+        ending = _CASE_ENDINGS[case]
+        if not any(v in stem for v in "aou"):
+            ending = ending.replace("a", "ä")
+        return stem + ending
+
+    return _CARDINAL_PART_RE.sub(part, words)
+
+
+def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
+    """"3 tunnin kuluttua" -> "kolmen tunnin kuluttua", "2 tunnissa" -> "kahdessa
+    tunnissa": a cardinal takes the case of the noun after it."""
+    if noun is None or not noun[:1].isalpha():
+        return words
+    return cardinal_case(words, _noun_case_after_number(noun.split()[0]))
+
+
 _NOMINATIVE_DATE = frozenset({"on", "oli", "tänään", "huomenna", "eilen", "päivämäärä"})
 
 
@@ -156,6 +222,7 @@ RULES = Language(
     unit_aliases={"t": "h", "sek": "s"},
     time_dot_before=frozenset({"kello", "Kello"}),
     units=UNITS, currencies=CURRENCIES,
+    agree=_agree, unit_agree=lambda num, words, noun, ctx: words,
     ordinal_words=_ordinal,
     time_words=_time,
     date_words=_date,

@@ -50,8 +50,10 @@ _TENS_RE = re.compile(r"(tjugo|trettio|fyrtio|femtio|sextio|sjuttio|åttio|nitti
 
 
 def _cardinal(words: str) -> str:
-    """num2words' "etttusen" is "ettusen"."""
-    return words.replace("etttusen", "ettusen")
+    """num2words' "etttusen" is said "tusen", "etthundra" "hundra" ("hundra procent",
+    "tusen femhundra kronor")."""
+    words = words.replace("etttusen", "tusen")
+    return re.sub(r"^etthundra", "hundra", words)
 
 
 def _ordinal(value: int) -> str:
