@@ -298,6 +298,19 @@ def test_class(language: str, written: str, spoken: str) -> None:
 
 
 @pytest.mark.parametrize("language", sorted(CASES))
+def test_own_unit_table_names_every_shared_unit(language: str) -> None:
+    # a unit missing from a language's own table would fail the whole segment (kept as
+    # written), so every symbol the shared passes match must have a noun
+    import importlib
+
+    from wyoming_omnivoice.text.normalize import words
+
+    module = importlib.import_module(
+        f"wyoming_omnivoice.text.normalize.lang_{language.replace('-', '_').lower()}")
+    assert set(words.UNITS) <= set(module.RULES.units)
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
 def test_language_is_on_and_covers_every_class(language: str) -> None:
     assert supports_language(language)
     kinds = {kind for kind, _, _ in CASES[language]}
