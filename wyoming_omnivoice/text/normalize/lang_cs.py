@@ -101,6 +101,20 @@ NOUNS = S.NounTable([
     "spotřebič m spotřebičů:gen spotřebiče:nom",
     "stupeň m stupňů:gen stupně:nom",
     "pokus m pokusů:gen pokusy:nom",
+    "pračka f pračku:acc praček:gen pračky:nom",
+    "myčka f myčku:acc myček:gen myčky:nom",
+    "lednice f lednici:acc lednic:gen",
+    "žaluzie f",
+    "scéna f scénu:acc scén:gen scény:nom",
+    "zóna f zónu:acc zón:gen zóny:nom",
+    "aktualizace f",
+    "koupelna f koupelnu:acc koupelen:gen koupelny:nom",
+    "ložnice f ložnici:acc ložnic:gen",
+    "kuchyně f kuchyni:acc kuchyní:gen",
+    "noc f noci:gen",
+    "zásuvka f",
+    "čidlo n čidel:gen čidla:nom",
+    "dítě n",
 ], units=[*UNITS.values(), *(n for pair in CURRENCIES.values() for n in pair)])
 
 _ACCUSATIVE = frozenset({"na", "za", "přes", "o", "v", "ve"})
@@ -162,7 +176,8 @@ def genitive(words: str) -> str:
 def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
     """"jedna lampa", "jednu hodinu", "dvě světla", "do pěti minut"."""
     known = NOUNS.get(noun)
-    gender = known[0] if known else "m"
+    gender = known[0] if known else (
+        NOUNS.singular_gender(noun, ("a",), ("o", "í")) if words == "jedna" else None) or "m"
     case = _case(ctx.before)
     if words == "jedna":
         return _ONE.get((gender, case), words)

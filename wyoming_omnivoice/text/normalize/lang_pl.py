@@ -115,6 +115,27 @@ NOUNS = S.NounTable([
     "zamek m zamków:gen zamki:nom",
     "stopień m stopni:gen stopnie:nom stopnia:gen",
     "procent m",
+    "żaluzja f żaluzję:acc żaluzji:gen żaluzje:nom",
+    "markiza f markizę:acc markiz:gen markizy:nom",
+    "pralka f pralkę:acc pralek:gen pralki:nom",
+    "zmywarka f zmywarkę:acc zmywarek:gen zmywarki:nom",
+    "lodówka f lodówkę:acc lodówek:gen lodówki:nom",
+    "suszarka f suszarkę:acc suszarek:gen suszarki:nom",
+    "wtyczka f wtyczkę:acc wtyczek:gen wtyczki:nom",
+    "listwa f listwę:acc listew:gen listwy:nom",
+    "pompa f pompę:acc pomp:gen pompy:nom",
+    "scena f scenę:acc scen:gen sceny:nom",
+    "strefa f strefę:acc stref:gen strefy:nom",
+    "doba f dobę:acc dób:gen doby:nom",
+    "aktualizacja f aktualizację:acc aktualizacji:gen aktualizacje:nom",
+    "łazienka f łazienkę:acc łazienek:gen łazienki:nom",
+    "sypialnia f sypialnię:acc sypialni:gen sypialnie:nom",
+    "kuchnia f kuchnię:acc kuchni:gen kuchnie:nom",
+    "gniazdo n gniazd:gen gniazda:nom",
+    "pomieszczenie n pomieszczeń:gen pomieszczenia:nom",
+    "ostrzeżenie n ostrzeżeń:gen ostrzeżenia:nom",
+    "zdarzenie n zdarzeń:gen zdarzenia:nom",
+    "mieszkanie n mieszkań:gen mieszkania:nom",
 ], units=[*UNITS.values(), *(n for pair in CURRENCIES.values() for n in pair)])
 
 _ACCUSATIVE = frozenset({"na", "za", "przez", "w", "Na", "Za", "Przez", "W"})
@@ -171,7 +192,9 @@ def _form(num: Num, ctx: Context) -> int:
 def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
     """"jedna lampa", "jedną godzinę", "dwie lampy", "od pięciu minut"."""
     known = NOUNS.get(noun)
-    gender = known[0] if known else "m"
+    gender = known[0] if known else (
+        NOUNS.singular_gender(noun, ("a",), ("o", "e", "ę", "um")) if words == "jeden"
+        else None) or "m"
     case = _case(ctx.before)
     if words == "jeden":
         if known and not (known[1] == "nom" and case == "gen"):

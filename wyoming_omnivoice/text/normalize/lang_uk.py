@@ -105,6 +105,14 @@ NOUNS = S.NounTable([
     "термостат m термостатів:gen термостати:nom",
     "замок m замків:gen замки:nom",
     "під'їзд m під'їздів:gen під'їзди:nom під'їзді:loc",
+    "батарея f батарею:acc батарей:gen батареї:nom",
+    "зона f зону:acc зон:gen зони:nom",
+    "сцена f сцену:acc сцен:gen сцени:nom",
+    "подія f подію:acc подій:gen події:nom",
+    "ванна f ванну:acc ванн:gen ванни:nom",
+    "кухня f кухню:acc кухонь:gen кухні:nom",
+    "спальня f спальню:acc спалень:gen спальні:nom",
+    "жалюзі n",
 ], units=[*UNITS.values(), *(n for pair in CURRENCIES.values() for n in pair)])
 
 _ACCUSATIVE = frozenset({"на", "через", "за", "в", "у"})
@@ -172,7 +180,10 @@ def genitive(words: str, gender: str = "m") -> str:
 
 def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
     known = NOUNS.get(noun)
-    gender = known[0] if known else "m"
+    one = words.rpartition(" ")[2] == "один"
+    gender = known[0] if known else (
+        NOUNS.singular_gender(noun, ("а", "я"), ("о", "ння", "ття", "тво")) if one
+        else None) or "m"
     case = _case(ctx.before)
     if case == "gen":
         return genitive(words, gender)

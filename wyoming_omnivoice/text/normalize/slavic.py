@@ -66,6 +66,17 @@ class NounTable:
             return None
         return self.forms.get(noun.split()[0].lower())
 
+    def singular_gender(self, noun: str | None, feminine: tuple[str, ...],
+                        neuter: tuple[str, ...]) -> str | None:
+        """The gender of a noun after "1" when the table lacks it, from the nominative
+        singular's ending ("pralka" feminine, "gniazdo" neuter), else None."""
+        if not noun or not noun[:1].isalpha():
+            return None
+        word = noun.split()[0].lower()
+        if word.endswith(neuter):
+            return "n"
+        return "f" if word.endswith(feminine) else None
+
 
 def replace_last(words: str, table: Mapping[str, str]) -> str:
     """Replace the last word of a cardinal by its form in ``table`` ("dwadzieścia dwa" ->
