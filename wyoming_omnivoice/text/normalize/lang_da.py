@@ -127,5 +127,5 @@ RULES = Language(
                                    "tolv om natten", _CLOCK),
     date_words=_date,
     year_words=_year,
-    prepare=nordic.clock_prepare("kl.", "klokken"),
+    prepare=nordic.clock_prepare("kl.", "klokken", r"klokken er"),
 )

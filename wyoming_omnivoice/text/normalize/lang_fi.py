@@ -198,9 +198,14 @@ def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
 _KLO_RE = re.compile(r"\b([kK])lo\.?(?=\s?\d)")
 
 
+_KELLO_ON_RE = re.compile(r"\b(?P<is>[kK]ello on)\s+(?P<h>[01]?\d|2[0-3])\.(?P<m>[0-5]\d)\b")
+
+
 def _prepare(text: str) -> str:
-    """"klo 7.30" -> "kello 7.30" (also marks "7.30" as a clock time)."""
-    return _KLO_RE.sub(lambda m: m.group(1) + "ello", text)
+    """"klo 7.30" -> "kello 7.30" (also marks "7.30" as a clock time); "kello on 7.30" ->
+    "kello on 7:30"."""
+    text = _KLO_RE.sub(lambda m: m.group(1) + "ello", text)
+    return _KELLO_ON_RE.sub(lambda m: f"{m.group('is')} {m.group('h')}:{m.group('m')}", text)
 
 
 RULES = Language(

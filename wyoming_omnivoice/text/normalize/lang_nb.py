@@ -96,5 +96,5 @@ RULES = Language(
                                    "midnatt", "tolv om natten", _CLOCK),
     date_words=_date,
     year_words=_year,
-    prepare=nordic.clock_prepare("kl.", "klokken"),
+    prepare=nordic.clock_prepare("kl.", "klokken", r"klokk(?:en|a) er"),
 )

@@ -101,5 +101,5 @@ RULES = Language(
                                    "midnatt", "tolv på natten", _CLOCK),
     date_words=_date,
     year_words=_year,
-    prepare=nordic.clock_prepare("kl.", "klockan"),
+    prepare=nordic.clock_prepare("kl.", "klockan", r"klockan är"),
 )

@@ -43,13 +43,22 @@ def neuter_units(units: dict[str, Noun]) -> list[str]:
             for form in noun.forms]
 
 
-def clock_prepare(abbreviation: str, word: str) -> Callable[[str], str]:
+def clock_prepare(abbreviation: str, word: str, clock_is: str) -> Callable[[str], str]:
     """"kl. 7.30" -> "klockan 7.30" (also "kl 7.30", "Kl."): the word a reader says, which
-    also marks "7.30" as a clock time (`Language.time_dot_before`)."""
+    also marks "7.30" as a clock time (`Language.time_dot_before`); and "klockan är 7.30"
+    (``clock_is``: the regex of "the clock is") -> "klockan är 7:30"."""
     first, rest = abbreviation[0], re.escape(abbreviation[1:].rstrip("."))
     pattern = re.compile(rf"(?<!\w)(?P<first>[{first}{first.upper()}]){rest}\.?(?=\s?\d)")
-    return lambda text: pattern.sub(
-        lambda m: (word[0].upper() if m.group("first").isupper() else word[0]) + word[1:], text)
+    clock_is_re = re.compile(
+        rf"(?i:\b(?P<is>{clock_is})\s+)(?P<h>[01]?\d|2[0-3])\.(?P<m>[0-5]\d)\b")
+
+    def prepare(text: str) -> str:
+        text = pattern.sub(
+            lambda m: (word[0].upper() if m.group("first").isupper() else word[0]) + word[1:],
+            text)
+        return clock_is_re.sub(lambda m: f"{m.group('is')} {m.group('h')}:{m.group('m')}", text)
+
+    return prepare
 
 
 def digital_time(cardinal: Callable[[int], str], zero: str, midnight: str,
