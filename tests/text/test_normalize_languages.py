@@ -16,6 +16,9 @@ from wyoming_omnivoice.text.normalize import normalize_text, supports_language
 
 CASES: dict[str, list[tuple[str, str, str]]] = {
     "pl": [
+        ("range", "Temperatura 20-22 °C.",
+         "Temperatura od dwudziestu do dwudziestu dwóch stopni Celsjusza."),
+        ("range", "Urlop od 1 do 3 grudnia.", "Urlop od pierwszego do trzeciego grudnia."),
         ("agreement", "Włączone są 2 lampy i 2 światła.",
          "Włączone są dwie lampy i dwa światła."),
         ("agreement", "Zostały 2 godziny.", "Zostały dwie godziny."),
@@ -46,6 +49,9 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("abbreviation", "Np. lampa w kuchni.", "Na przykład lampa w kuchni."),
     ],
     "ru": [
+        ("range", "Температура 20-22 °C.",
+         "Температура от двадцати до двадцати двух градусов Цельсия."),
+        ("range", "Отпуск с 3 по 5 декабря.", "Отпуск с третьего по пятое декабря."),
         ("agreement", "Через 1 минуту.", "Через одну минуту."),
         ("agreement", "Осталось 21 минута.", "Осталось двадцать одна минута."),
         ("agreement", "Ниже 1 градуса.", "Ниже одного градуса."),
@@ -57,6 +63,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("percent", "Штора открыта на 50%.", "Штора открыта на пятьдесят процентов."),
         ("time", "Сейчас 1:00.", "Сейчас час."),
         ("time", "Будильник на 6:05.", "Будильник на шесть ноль пять."),
+        ("time", "Полив начнётся в 1:30.", "Полив начнётся в час тридцать."),
         ("duration", "Осталось 2 ч 5 мин.", "Осталось два часа пять минут."),
         ("date", "Срок до 1 января.", "Срок до первого января."),
         ("date_year", "Сегодня 01.01.2025.",
@@ -192,6 +199,8 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("abbreviation", "Lamper, f.eks. på kjøkkenet.", "Lamper, for eksempel på kjøkkenet."),
     ],
     "cs": [
+        ("range", "Teplota 20–22 °C.", "Teplota od dvaceti do dvaceti dvou stupňů Celsia."),
+        ("range", "Dovolená od 1. do 3. prosince.", "Dovolená od prvního do třetího prosince."),
         ("agreement", "Za 1 minutu.", "Za jednu minutu."),
         ("agreement", "Zbývají 22 minuty.", "Zbývají dvacet dvě minuty."),
         ("agreement", "Svítí 2 žárovky a 2 světla.", "Svítí dvě žárovky a dvě světla."),
@@ -216,6 +225,9 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("abbreviation", "Světla, rolety atd.", "Světla, rolety a tak dále."),
     ],
     "uk": [
+        ("range", "Температура 20-22 °C.",
+         "Температура від двадцяти до двадцяти двох градусів Цельсія."),
+        ("range", "Відпустка з 3 по 5 грудня.", "Відпустка з третього по п'яте грудня."),
         ("agreement", "Через 1 хвилину.", "Через одну хвилину."),
         ("agreement", "Залишилась 21 хвилина.", "Залишилась двадцять одна хвилина."),
         ("agreement", "Нижче 1 градуса.", "Нижче одного градуса."),

@@ -273,9 +273,12 @@ def _finish(text: str) -> str:
     return _VE_RE.sub(lambda m: m.group(1) + "e ", text)
 
 
+_DAY_RANGE = S.day_range("[oO]d", "do", MONTHS, lambda d: ordinal(d, "m", "gen"))
+
 RULES = Language(
     code="cs", decimal_word="celá", minus_word="minus", plus_word="plus", and_word="a",
-    range_word="až", months=MONTHS, space_thousands=True, currency_and=" ",
+    range_word="do", range_before="od", months=MONTHS, space_thousands=True,
+    currency_and=" ",
     grouped_fraction=True, duration_and=True,
     abbreviations={
         "např.": "například", "tj.": "to jest", "atd.": "a tak dále", "tzn.": "to znamená",
@@ -296,5 +299,6 @@ RULES = Language(
     ordinal_words=_ordinal,
     time_words=_time,
     date_words=_date,
+    prepare=_DAY_RANGE,
     finish=_finish,
 )

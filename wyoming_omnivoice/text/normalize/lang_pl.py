@@ -291,12 +291,15 @@ def _prepare(text: str) -> str:
     """"o godz. 7:00" -> "o godzinie 7:00"; "2024 r." -> "2024 roku"."""
     text = _GODZ_RE.sub(lambda m: f"{m.group('o')}godzinie" if m.group("o") else "godzina",
                         text)
-    return _YEAR_R_RE.sub(lambda m: " roku" + ("." if m.group("end") is not None else ""), text)
+    text = _YEAR_R_RE.sub(lambda m: " roku" + ("." if m.group("end") is not None else ""), text)
+    return _DAY_RANGE(text)
 
+
+_DAY_RANGE = S.day_range("[oO]d", "do", MONTHS, lambda d: ordinal(d, "m", "gen"))
 
 RULES = Language(
     code="pl", decimal_word="przecinek", minus_word="minus", plus_word="plus", and_word="i",
-    range_word="do", months=MONTHS, space_thousands=True,
+    range_word="do", range_before="od", months=MONTHS, space_thousands=True,
     abbreviations={
         "np.": "na przykład", "Np.": "Na przykład", "tzn.": "to znaczy",
         "itd.": "i tak dalej", "itp.": "i tym podobne", "ok.": "około", "ul.": "ulica",

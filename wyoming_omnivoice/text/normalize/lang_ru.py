@@ -85,7 +85,7 @@ _GENITIVE = frozenset({"до", "от", "около", "с", "со", "из", "бе
                        "свыше", "после", "ниже", "выше", "для", "До", "От", "Около", "С",
                        "Из", "Без", "Более", "Менее", "Свыше", "После"})
 _NOMINATIVE_DATE = frozenset({"Сегодня", "сегодня", "Завтра", "завтра", "Вчера", "вчера",
-                              "это", "Это", "на", "На"})
+                              "это", "Это", "на", "На", "по"})
 
 _ONE = {("m", "nom"): "один", ("f", "nom"): "одна", ("n", "nom"): "одно",
         ("m", "acc"): "один", ("f", "acc"): "одну", ("n", "acc"): "одно",
@@ -247,6 +247,8 @@ def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
         noun = UNITS["h"].form(_form(num, Context(before=ctx.before)))
         return f"{_hours(hour, case)} {noun}"
     hours = _hours(hour, case) if hour else "ноль"
+    if hour == 1 and case != "gen":
+        hours = "час"  # "в час тридцать"
     minutes = N.cardinal(minute, "ru")
     if case == "gen":
         minutes = genitive(minutes, "f")
@@ -282,12 +284,14 @@ def _prepare(text: str) -> str:
         end = "." if m.group("end") is not None else ""
         return f"{m.group('pre') or ''}{m.group('y')} {word}{end}"
 
-    return _YEAR_G_RE.sub(year, text)
+    return _DAY_RANGE(_YEAR_G_RE.sub(year, text))
 
+
+_DAY_RANGE = S.day_range("[сС]|[оО]т", "по|до", MONTHS, lambda d: ordinal(d, "n", "gen"))
 
 RULES = Language(
     code="ru", decimal_word="целых", minus_word="минус", plus_word="плюс", and_word="и",
-    range_word="до", months=MONTHS, space_thousands=True,
+    range_word="до", range_before="от", months=MONTHS, space_thousands=True,
     abbreviations={
         "т.е.": "то есть", "т. е.": "то есть", "т.д.": "так далее", "т. д.": "так далее",
         "т.к.": "так как", "т. к.": "так как", "напр.": "например", "ул.": "улица",

@@ -119,7 +119,7 @@ _ACCUSATIVE = frozenset({"на", "через", "за", "в", "у"})
 _GENITIVE = frozenset({"до", "від", "з", "із", "зі", "біля", "близько", "понад", "після",
                        "без", "для", "нижче", "вище", "більше", "менше"})
 _LOCATIVE = frozenset({"о", "об", "по", "при"})
-_NOMINATIVE_DATE = frozenset({"сьогодні", "завтра", "вчора", "це", "на"})
+_NOMINATIVE_DATE = frozenset({"сьогодні", "завтра", "вчора", "це", "на", "по"})
 _ONE = {("m", "nom"): "один", ("f", "nom"): "одна", ("n", "nom"): "одне",
         ("m", "acc"): "один", ("f", "acc"): "одну", ("n", "acc"): "одне",
         ("m", "gen"): "одного", ("f", "gen"): "однієї", ("n", "gen"): "одного"}
@@ -266,12 +266,15 @@ def _prepare(text: str) -> str:
         end = "." if m.group("end") is not None else ""
         return f"{m.group('pre') or ''}{m.group('y')} {word}{end}"
 
-    return _YEAR_R_RE.sub(year, text)
+    return _DAY_RANGE(_YEAR_R_RE.sub(year, text))
 
+
+_DAY_RANGE = S.day_range("[зЗ]|[вВ]ід", "по|до", MONTHS, lambda d: ordinal(d, "n", "gen"))
 
 RULES = Language(
     code="uk", decimal_word="кома", minus_word="мінус", plus_word="плюс", and_word="і",
-    range_word="до", months=MONTHS, space_thousands=True, currency_and=" ",
+    range_word="до", range_before="від", months=MONTHS, space_thousands=True,
+    currency_and=" ",
     abbreviations={
         "т.д.": "так далі", "т. д.": "так далі", "т.ч.": "тому числі",
         "напр.": "наприклад", "вул.": "вулиця", "тис.": "тисяч", "млн": "мільйонів",

@@ -163,7 +163,10 @@ class Passes:
         years = [int(x) for x in (a, b) if len(x) == 4 and x.isdigit()]
         if len(years) == 2 and all(1100 <= y <= 2099 for y in years):
             return f"{self.lang.year(years[0])} {self.lang.range_word} {self.lang.year(years[1])}"
-        return f"{a} {self.lang.range_word} {b}"  # the digits are read by the later passes
+        before = f"{self.lang.range_before} " if self.lang.range_before else ""
+        before = "" if context(match).before.lower() == self.lang.range_before else before
+        # the digits are read by the later passes, in the case "od"/"от" asks for
+        return f"{before}{a} {self.lang.range_word} {b}"
 
     def phone(self, match: re.Match[str]) -> str:
         groups = re.findall(r"\d+", match.group(0))

@@ -15,7 +15,8 @@ language keeps a small table of the nouns Home Assistant replies put after a num
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 
 from wyoming_omnivoice.text.normalize.numbers import Num
 from wyoming_omnivoice.text.normalize.table import Noun
@@ -86,3 +87,24 @@ def replace_last(words: str, table: Mapping[str, str]) -> str:
     if new is None:
         return words
     return f"{head} {new}" if head else new
+
+
+def day_range(first: str, second: str, months: Iterable[str],
+              day_words: Callable[[int], str]) -> Callable[[str], str]:
+    """A rewrite of "od 1 do 3 grudnia", "с 3 по 5 декабря": the first day has no month of
+    its own, so it is read here as the genitive ordinal the preposition asks for
+    (``day_words``); the second is left to the date pass."""
+    month = "|".join(re.escape(m) for m in months)
+    pattern = re.compile(
+        rf"\b(?P<p1>{first}) (?P<d>\d{{1,2}})\.? (?P<p2>{second}) (?=\d{{1,2}}\.? (?:{month})\b)")
+
+    def rewrite(text: str) -> str:
+        def one(m: re.Match[str]) -> str:
+            day = int(m.group("d"))
+            if not 1 <= day <= 31:
+                return m.group(0)
+            return f"{m.group('p1')} {day_words(day)} {m.group('p2')} "
+
+        return pattern.sub(one, text)
+
+    return rewrite

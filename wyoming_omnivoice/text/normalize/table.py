@@ -62,6 +62,8 @@ class Language:
     """Joins currency units, duration parts and "&"."""
     range_word: str
     months: tuple[str, ...]
+    range_before: str = ""
+    """Word before the first number of a range ("od 20 do 22", "от 20 до 22")."""
     thousands: str = r"[.\u00a0\u202f]"
     """Regex of the separator between digit groups."""
     fraction: str = r"[,.]"
