@@ -22,7 +22,7 @@ from conftest import REPO_ROOT
 
 from wyoming_omnivoice.model.manifest import load_manifest
 from wyoming_omnivoice.server import metrics
-from wyoming_omnivoice.server.cli import build_parser
+from wyoming_omnivoice.server.flags import build_parser
 
 KUBERNETES_VERSION = "1.32.0"
 K8S = REPO_ROOT / "deploy" / "kubernetes"
