@@ -90,9 +90,10 @@ def start(config: Config) -> int:
                                     idle_timeout=args.idle_timeout,
                                     max_connections=args.max_connections)),
     )
+    gauges = Gauges(in_flight=lambda: service.active, queued=lambda: worker.queued,
+                    connections=lambda: len(context.connections))
     context.metrics = start_metrics(
-        args, engine, Gauges(in_flight=lambda: service.active, queued=lambda: worker.queued,
-                             connections=lambda: len(context.connections)),
+        args.metrics_uri, engine, gauges,
         worker, options.num_step)
     worker.start()
     code = 1

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from wyoming.event import Event
 
     from wyoming_omnivoice import Engine
-    from wyoming_omnivoice.server.config import Config
     from wyoming_omnivoice.speech.worker import InferenceWorker
 
 _LOGGER = logging.getLogger(__name__)
@@ -293,13 +292,13 @@ class GpuMemoryCollector:
         return [used, total]
 
 
-def start_metrics(config: Config, engine: Engine, gauges: Gauges,
+def start_metrics(uri: str | None, engine: Engine, gauges: Gauges,
                   worker: InferenceWorker, num_steps: int) -> NoMetrics:
     """Serve the metrics when ``--metrics-uri`` is given (hooking the worker); else no-ops.
 
     The info metric shows what runs: the engine's backbone variant (``--precision auto``
     resolved) and the steps in use (``--num-steps`` or the device's default)."""
-    if config.metrics_uri is None:
+    if uri is None:
         return NoMetrics()
     from wyoming_omnivoice import __version__
 
@@ -310,5 +309,5 @@ def start_metrics(config: Config, engine: Engine, gauges: Gauges,
         fingerprint=engine.fingerprint, version=__version__,
         num_steps=num_steps)
     worker.on_batch = metrics.batch_done
-    metrics.serve(config.metrics_uri)
+    metrics.serve(uri)
     return metrics
