@@ -24,6 +24,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from wyoming_omnivoice.atomic import TEMP_PID_MARK, remove_stale_temp_files
 from wyoming_omnivoice.engine import (
     CAUSAL_DECODER_HELP,
     CAUSAL_DECODER_NAMES,
@@ -51,6 +52,8 @@ _LOGGER = logging.getLogger(__name__)
 MODELS_SUBDIR = "models"
 #: Staging folder (under ``<data-dir>/models``) for files being downloaded.
 STAGING_DIR = ".download"
+#: Temp files of copies from the Hugging Face cache (a crash may leave one).
+CACHE_COPY_PREFIX = ".cache-copy."
 
 
 def ensure_model(
@@ -71,6 +74,8 @@ def ensure_model(
     model_dir = models_root / spec.model_dir
     model_dir.mkdir(parents=True, exist_ok=True)
     record = VerifiedRecord(model_dir)
+    for folder in {model_dir} | {(model_dir / e.local_name).parent for e in spec.files}:
+        remove_stale_temp_files(folder, f"{CACHE_COPY_PREFIX}*")  # left by a crash
 
     wanted = spec.select(include_cloning=include_cloning)
     todo = [entry for entry in wanted if not file_is_valid(model_dir, entry, record)]
@@ -209,7 +214,8 @@ def _copy_from_hub_cache(entry: ManifestFile, model_dir: Path, record: VerifiedR
     source = Path(cached)
     destination = model_dir / entry.local_name
     destination.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=".cache-copy.", dir=destination.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f"{CACHE_COPY_PREFIX}{TEMP_PID_MARK}{os.getpid()}.",
+                                    dir=destination.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:

@@ -24,7 +24,12 @@ writable, else under the cache folder given (the server's ``<data-dir>/prepared`
 fingerprint covers the source graph, its weights file (size, time, sampled bytes) and
 :data:`PREPARE_VERSION`, so a new source or a new preparation rebuilds, and old builds of the
 variant are removed. A file lock per variant serialises processes; the build is written to a
-temporary folder and renamed into place, so a half-written variant is never loaded.
+temporary folder, every file fsynced, and renamed into place, so a half-written variant is
+never loaded, not even after a power loss. ``prepared.json`` records each file's size and a
+sampled SHA-256 (the whole graph, the first, middle and last MiB of a weights file: a full
+hash of the weights would cost seconds at every start); a folder whose files do not match
+(cut, deleted, replaced) is reported as damaged and prepared again, never left in place as a
+reason to run the slower published backbone for good.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from typing import Any
 import onnx
 from onnx import external_data_helper
 
+from wyoming_omnivoice.atomic import atomic_write
 from wyoming_omnivoice.engine.model_files import BACKBONE, ModelError, ModelPaths
 from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
 from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
@@ -146,7 +152,17 @@ def find_prepared(paths: ModelPaths | Path, variant: str, *, root: Path | None =
     """The prepared variant for the current source, or None when it must be built."""
     source = _source_of(paths)
     root = root or prepared_root(source, cache_dir)
-    return _load_info(root / f"{variant}-{source_fingerprint(source)}", source)
+    return _load_info(root / f"{variant}-{source_fingerprint(source)}", source)[0]
+
+
+def discard_prepared(prepared: PreparedBackbone, reason: str) -> None:
+    """Remove a prepared folder that does not load (the next :func:`prepare_backbone`
+    builds it again); one warning that says so."""
+    folder = prepared.path.parent
+    _LOGGER.warning("The prepared %s backbone in %s does not load (%s); the server removes "
+                    "it and prepares it again", prepared.variant, folder, reason)
+    with _variant_lock(folder.parent, prepared.variant):
+        _remove_folder(folder)
 
 
 def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | None = None,
@@ -163,13 +179,17 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
     root.mkdir(parents=True, exist_ok=True)
     fingerprint = source_fingerprint(source)
     target = root / f"{variant}-{fingerprint}"
-    found = _load_info(target, source)
+    found, _ = _load_info(target, source)
     if found is not None:
         return found
     with _variant_lock(root, variant):
-        found = _load_info(target, source)  # another process may have built it meanwhile
+        found, damage = _load_info(target, source)  # another process may have built it
         if found is not None:
             return found
+        if damage is not None:
+            _LOGGER.warning("The prepared %s backbone in %s is damaged (%s); the server "
+                            "removes it and prepares it again", variant, target, damage)
+            _remove_folder(target)
         _remove_stale(root, variant, keep=target.name)
         _LOGGER.info("Preparing the %s backbone from %s into %s (once per model; about %d s "
                      "at the real model size on a small CPU) ...", variant, source, target,
@@ -181,18 +201,23 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
         try:
             info = _build(paths, source, variant, staging)
             info.update(variant=variant, fingerprint=fingerprint, version=PREPARE_VERSION,
-                        source=str(source), seconds=round(time.perf_counter() - start, 1))
-            (staging / INFO_FILE).write_text(json.dumps(info, indent=1) + "\n",
-                                             encoding="utf-8")
+                        source=str(source), seconds=round(time.perf_counter() - start, 1),
+                        files=_file_records(staging))
+            with atomic_write(staging / INFO_FILE, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps(info, indent=1) + "\n")
+            _fsync_dir(staging)
             os.replace(staging, target)
+            _fsync_dir(root)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         _LOGGER.info("Prepared the %s backbone in %.1f s (%s)", variant,
                      time.perf_counter() - start, target)
         _return_freed_memory()
-    result = _load_info(target, source)
+    result, damage = _load_info(target, source)
     if result is None:  # pragma: no cover - the rename above makes it complete
-        raise ModelError(f"{target} was prepared but cannot be read back; delete it")
+        raise ModelError(f"{target} was prepared but does not read back ({damage}); the "
+                         "server runs the published backbone this time and prepares it "
+                         "again at the next start")
     return result
 
 
@@ -211,25 +236,108 @@ def _source_of(paths: ModelPaths | Path) -> Path:
     return path / BACKBONE if path.is_dir() else path
 
 
-def _load_info(folder: Path, source: Path) -> PreparedBackbone | None:
+def _load_info(folder: Path, source: Path) -> tuple[PreparedBackbone | None, str | None]:
+    """The prepared backbone in ``folder``, checked against its record; else None and what
+    is damaged (None when there is no folder at all)."""
+    if not folder.exists():
+        return None, None
     try:
         info = json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if info.get("version") != PREPARE_VERSION or not (folder / GRAPH_FILE).is_file():
-        return None
+    except FileNotFoundError:
+        return None, f"{INFO_FILE} is missing"
+    except (OSError, ValueError) as err:
+        return None, f"{INFO_FILE} is unreadable: {err}"
+    if not isinstance(info, dict) or info.get("version") != PREPARE_VERSION:
+        return None, f"{INFO_FILE} is from another version"
+    damage = _check_files(folder, info.get("files"))
+    if damage is not None:
+        return None, damage
     weights = source.parent if info.get("weights") == "source" else folder
-    return PreparedBackbone(variant=str(info["variant"]), path=folder / GRAPH_FILE,
-                            weights_dir=weights, fingerprint=str(info["fingerprint"]),
-                            max_positions=int(info.get("max_positions", MAX_POSITIONS)),
-                            info=info)
+    try:
+        return PreparedBackbone(variant=str(info["variant"]), path=folder / GRAPH_FILE,
+                                weights_dir=weights, fingerprint=str(info["fingerprint"]),
+                                max_positions=int(info.get("max_positions", MAX_POSITIONS)),
+                                info=info), None
+    except (KeyError, TypeError, ValueError) as err:
+        return None, f"{INFO_FILE} lacks {err}"
+
+
+def _sampled_sha256(path: Path, size: int) -> str:
+    """SHA-256 of the whole file up to 3 MiB, else of its first, middle and last MiB."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        if size <= 3 * _SAMPLE_BYTES:
+            digest.update(handle.read())
+        else:
+            for offset in (0, size // 2, size - _SAMPLE_BYTES):
+                handle.seek(offset)
+                digest.update(handle.read(_SAMPLE_BYTES))
+    return digest.hexdigest()
+
+
+def _file_records(folder: Path) -> dict[str, dict[str, Any]]:
+    """Size and sampled hash of every file of a finished build, each fsynced first."""
+    records: dict[str, dict[str, Any]] = {}
+    for path in sorted(folder.iterdir()):
+        if not path.is_file() or path.name == INFO_FILE:
+            continue
+        with path.open("rb") as handle:
+            os.fsync(handle.fileno())
+        size = path.stat().st_size
+        records[path.name] = {"size": size, "sampled_sha256": _sampled_sha256(path, size)}
+    return records
+
+
+def _check_files(folder: Path, records: Any) -> str | None:
+    """What does not match the recorded files, or None when all match."""
+    if not isinstance(records, dict) or GRAPH_FILE not in records:
+        return f"{INFO_FILE} has no file record (written by an older build)"
+    for name, record in sorted(records.items()):
+        path = folder / name
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return f"{name} is missing"
+        written = record.get("size") if isinstance(record, dict) else None
+        if written != size:
+            return f"{name} has {size} bytes, {written} were written"
+        try:
+            sampled = _sampled_sha256(path, size)
+        except OSError as err:
+            return f"{name} is unreadable ({err})"
+        if sampled != record.get("sampled_sha256"):
+            return f"{name} does not hold the bytes that were written"
+    return None
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename or a new file in ``folder`` survive a power loss."""
+    with suppress(OSError):  # not every file system lets a folder be opened and synced
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _remove_folder(folder: Path) -> None:
+    """Remove a prepared folder: renamed aside first, so a half-removed folder never sits
+    under a name that is loaded."""
+    if not folder.exists():
+        return
+    aside = folder.with_name(f".old-{folder.name}-{os.getpid()}")
+    try:
+        os.replace(folder, aside)
+    except OSError:
+        aside = folder
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _remove_stale(root: Path, variant: str, keep: str) -> None:
     """Builds of ``variant`` for another source, and leftovers of interrupted builds."""
     for folder in root.iterdir():
-        stale = folder.name.startswith(f"{variant}-") or \
-            folder.name.startswith(f".tmp-{variant}-")
+        stale = folder.name.startswith((f"{variant}-", f".tmp-{variant}-",
+                                        f".old-{variant}-"))
         if folder.is_dir() and stale and folder.name != keep:
             _LOGGER.info("Removing the outdated prepared backbone %s", folder)
             shutil.rmtree(folder, ignore_errors=True)
