@@ -50,9 +50,9 @@ from pathlib import Path
 from typing import Any
 
 import onnx
-from onnx import external_data_helper
 
 from wyoming_omnivoice.atomic import atomic_write
+from wyoming_omnivoice.engine.external_data import is_linked_folder, load_external_tensors
 from wyoming_omnivoice.engine.model_files import BACKBONE, ModelError, ModelPaths
 from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
 from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
@@ -117,12 +117,16 @@ def source_fingerprint(source: Path) -> str:
 
 
 def prepared_root(source: Path, cache_dir: Path | None = None) -> Path:
-    """``<model_dir>/prepared`` when writable, else ``<cache_dir>/prepared/<folder id>``."""
+    """``<model_dir>/prepared`` when writable (and not a folder of links into a Hugging Face
+    cache), else ``<cache_dir>/prepared/<folder id>``."""
     beside = source.parent / PREPARED_DIR
+    # A folder of links (a Hugging Face cache snapshot) is not ours to write into.
+    linked = is_linked_folder(source.parent, [source.name, source.name + ".data"])
     try:
-        beside.mkdir(exist_ok=True)
-        if os.access(beside, os.W_OK):
-            return beside
+        if not linked or cache_dir is None:
+            beside.mkdir(exist_ok=True)
+            if os.access(beside, os.W_OK):
+                return beside
     except OSError:
         pass
     if cache_dir is None:
@@ -392,7 +396,7 @@ def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> d
             leftover.unlink()  # the rewritten graph and its weights
         info["weights"] = "own"
         return info
-    external_data_helper.load_external_data_for_model(model, str(source.parent))
+    load_external_tensors(model, source.parent)
     info.update(_convert_fp16(paths, model, out / GRAPH_FILE))
     info["weights"] = "own"
     return info
@@ -408,10 +412,11 @@ def _check_bidirectional(model: onnx.ModelProto, source: Path) -> None:
 
 
 def _rewritten_file(model: onnx.ModelProto, source: Path, out: Path) -> Path:
-    """``model`` saved in ``out`` with a copy of its weights beside it (onnx refuses to
-    read weights through a hard or symbolic link to the published file)."""
+    """``model`` saved in ``out`` with a copy of its weights beside it (quantize_dynamic
+    reads them with onnx's loader, which refuses a hard or symbolic link to the published
+    file)."""
     target = out / "rewritten.onnx"
-    external_data_helper.load_external_data_for_model(model, str(source.parent))
+    load_external_tensors(model, source.parent)
     save_with_own_data(model, target)
     return target
 
