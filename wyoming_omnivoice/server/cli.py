@@ -38,7 +38,7 @@ from wyoming_omnivoice.server.metrics import (
     start_metrics,
     validate_metrics_args,
 )
-from wyoming_omnivoice.server.serve import serve
+from wyoming_omnivoice.server.serve import SHUTDOWN_TIMEOUT_S, serve, shutdown_timeout_for
 from wyoming_omnivoice.speech.admission import Demand
 from wyoming_omnivoice.speech.determinism import deterministic_requests
 from wyoming_omnivoice.speech.request_builder import make_request_factory
@@ -117,9 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-connections", type=int, default=64,
                         help="most client connections open at once; more are refused with "
                              "an error event (default: %(default)s)")
-    parser.add_argument("--shutdown-timeout", type=float, default=8.0,
-                        help="on SIGTERM/SIGINT, seconds to let requests in progress finish "
-                             "before exiting (default: %(default)s)")
+    parser.add_argument("--shutdown-timeout", type=float, default=None,
+                        help="on SIGTERM/SIGINT, seconds to let requests in progress finish; "
+                             "requests still running then get a shutting-down error "
+                             "(default: what a long reply takes on the device: "
+                             + ", ".join(f"{s:g} on {d.upper()}"
+                                         for d, s in SHUTDOWN_TIMEOUT_S.items()) + ")")
     parser.add_argument(
         "--whole-first-sentence", action="store_true",
         help="decode a long first sentence whole instead of starting the audio with its "
@@ -177,7 +180,7 @@ def validate_args(args: argparse.Namespace) -> None:
          f"--idle-timeout {args.idle_timeout}: use 0 (never) to 86400"),
         (1 <= args.max_connections <= 10000,
          f"--max-connections {args.max_connections}: use 1 to 10000"),
-        (0.0 <= args.shutdown_timeout <= 3600,
+        (args.shutdown_timeout is None or 0.0 <= args.shutdown_timeout <= 3600,
          f"--shutdown-timeout {args.shutdown_timeout}: use 0 to 3600"),
     ]
     for ok, message in checks:
@@ -222,6 +225,7 @@ def start(args: argparse.Namespace) -> int:
     default = served.route(args.voice).preset
     warm_up(engine, served, default, make_request, options, max_batch=args.max_batch_size)
     _LOGGER.info("Model loaded on %s and warmed up", engine.device.upper())
+    args.shutdown_timeout = shutdown_timeout_for(args.shutdown_timeout, engine.device)
 
     demand = Demand()
     worker = InferenceWorker(

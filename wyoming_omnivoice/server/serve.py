@@ -1,9 +1,11 @@
 """Serving: the Wyoming server on ``--uri``, signals, a bounded drain, zeroconf.
 
 On SIGTERM/SIGINT the server stops listening, refuses new requests (``shutting-down``),
-lets requests in progress finish for up to ``--shutdown-timeout`` seconds, then closes the
-connections. A second signal stops without waiting. If the inference worker dies, the
-server stops with exit code 1 (the container restarts it).
+lets requests in progress finish for up to ``--shutdown-timeout`` seconds (by default what
+a long reply takes on the device: :data:`SHUTDOWN_TIMEOUT_S`), then ends every request
+still in progress with a ``shutting-down`` error and its end event and closes the
+connections. A second signal stops without waiting (the requests are still ended so). If
+the inference worker dies, the server stops with exit code 1 (the container restarts it).
 """
 
 from __future__ import annotations
@@ -19,13 +21,29 @@ from urllib.parse import urlparse
 from wyoming.server import AsyncServer, AsyncStdioServer
 
 from wyoming_omnivoice.server.context import WyomingContext
-from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.server.errors import SHUTTING_DOWN, RequestError, StartupError
 from wyoming_omnivoice.server.handler import OmniVoiceEventHandler
 from wyoming_omnivoice.server.listen_address import listen_error_message
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
 WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
+
+#: The default drain per device: a long reply at the real model size takes 15-60 s on a
+#: CPU and a few seconds on a GPU. The deployments' stop timeouts are set above these
+#: (Docker and compose: 75 s on the CPU, 30 s on the GPU; the add-on 75 s; Kubernetes: the
+#: grace period), so a container stop lets every request in progress finish.
+SHUTDOWN_TIMEOUT_S = {"cpu": 60.0, "cuda": 15.0}
+
+
+def shutdown_timeout_for(flag: float | None, device: str) -> float:
+    """``--shutdown-timeout``, or the default of the device the engine runs on."""
+    if flag is not None:
+        return flag
+    timeout = SHUTDOWN_TIMEOUT_S.get(device, SHUTDOWN_TIMEOUT_S["cpu"])
+    _LOGGER.info("Shutdown drain: up to %g s for requests in progress (the %s default; "
+                 "--shutdown-timeout to change)", timeout, device.upper())
+    return timeout
 
 
 def zeroconf_host(host: str | None) -> str | None:
@@ -96,6 +114,7 @@ async def serve(args: argparse.Namespace, context: WyomingContext) -> int:
     await stop.wait()
     _LOGGER.info("Stopping")
     await drain(server, context, args.shutdown_timeout, drained)
+    await cut_off_requests(context)
     await server.stop()
     await _wait_closed(context, 2.0)
     return exit_code
@@ -129,8 +148,29 @@ async def drain(server: AsyncServer, context: WyomingContext, timeout: float,
     try:
         await asyncio.wait_for(finished(), timeout)
     except TimeoutError:
-        _LOGGER.warning("%d request(s) still in progress after %g s; closing them",
-                        service.active, timeout)
+        _LOGGER.warning("%d request(s) still in progress after %g s (--shutdown-timeout); "
+                        "each gets a shutting-down error and its end, then the server "
+                        "closes their connections", service.active, timeout)
+
+
+#: How long the cut requests' last events may take to be written.
+_FLUSH_S = 2.0
+
+
+async def cut_off_requests(context: WyomingContext) -> None:
+    """End every request still in progress: ``error`` (``shutting-down``) and its end
+    event on each connection, written before the server closes them."""
+    handlers = [c for c in list(context.connections) if isinstance(c, OmniVoiceEventHandler)]
+    if not handlers:
+        return
+    err = RequestError("The server is shutting down; this request was cut off before it "
+                       "finished. Try again shortly.", SHUTTING_DOWN)
+    counts = await asyncio.gather(*(h.cut_off(err, _FLUSH_S) for h in handlers),
+                                  return_exceptions=True)
+    cut = sum(c for c in counts if isinstance(c, int))
+    if cut:
+        _LOGGER.info("The server ended %d request(s) with a shutting-down error and closes "
+                     "%d connection(s)", cut, len(handlers))
 
 
 async def _start_zeroconf(args: argparse.Namespace) -> None:
