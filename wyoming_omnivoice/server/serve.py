@@ -2,7 +2,7 @@
 
 On SIGTERM/SIGINT the server stops listening, refuses new requests (``shutting-down``),
 lets requests in progress finish for up to ``--shutdown-timeout`` seconds (by default what
-a long reply takes on the device: :data:`SHUTDOWN_TIMEOUT_S`), then ends every request
+a long reply takes on the device: :data:`.flags.SHUTDOWN_TIMEOUT_S`), then ends every request
 still in progress with a ``shutting-down`` error and its end event and closes the
 connections. A second signal stops without waiting (the requests are still ended so). If
 the inference worker dies, the server stops with exit code 1 (the container restarts it).
@@ -10,12 +10,12 @@ the inference worker dies, the server stops with exit code 1 (the container rest
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
 import signal
 from functools import partial
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from wyoming.server import AsyncServer, AsyncStdioServer
@@ -25,25 +25,12 @@ from wyoming_omnivoice.server.errors import SHUTTING_DOWN, RequestError, Startup
 from wyoming_omnivoice.server.handler import OmniVoiceEventHandler
 from wyoming_omnivoice.server.listen_address import listen_error_message
 
+if TYPE_CHECKING:
+    from wyoming_omnivoice.server.config import Config
+
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
 WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
-
-#: The default drain per device: a long reply at the real model size takes 15-60 s on a
-#: CPU and a few seconds on a GPU. The deployments' stop timeouts are set above these
-#: (Docker and compose: 75 s on the CPU, 30 s on the GPU; the add-on 75 s; Kubernetes: the
-#: grace period), so a container stop lets every request in progress finish.
-SHUTDOWN_TIMEOUT_S = {"cpu": 60.0, "cuda": 15.0}
-
-
-def shutdown_timeout_for(flag: float | None, device: str) -> float:
-    """``--shutdown-timeout``, or the default of the device the engine runs on."""
-    if flag is not None:
-        return flag
-    timeout = SHUTDOWN_TIMEOUT_S.get(device, SHUTDOWN_TIMEOUT_S["cpu"])
-    _LOGGER.info("Shutdown drain: up to %g s for requests in progress (the %s default; "
-                 "--shutdown-timeout to change)", timeout, device.upper())
-    return timeout
 
 
 def zeroconf_host(host: str | None) -> str | None:
@@ -66,9 +53,9 @@ def stop_listening(server: AsyncServer) -> None:
         listener.close()
 
 
-async def serve(args: argparse.Namespace, context: WyomingContext) -> int:
+async def serve(config: Config, context: WyomingContext) -> int:
     """Serve until a signal (exit 0) or the worker's death (exit 1)."""
-    server = AsyncServer.from_uri(args.uri)
+    server = AsyncServer.from_uri(config.uri)
     factory = partial(OmniVoiceEventHandler, context=context)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -90,9 +77,9 @@ async def serve(args: argparse.Namespace, context: WyomingContext) -> int:
     try:
         await server.start(factory)
     except OSError as err:  # taken since the check before the model loaded
-        raise StartupError(listen_error_message(args.uri, err)) from None
-    if args.zeroconf is not None:
-        await _start_zeroconf(args)
+        raise StartupError(listen_error_message(config.uri, err)) from None
+    if config.zeroconf is not None:
+        await _start_zeroconf(config)
     signals = 0
 
     def on_signal(signum: int) -> None:
@@ -108,12 +95,13 @@ async def serve(args: argparse.Namespace, context: WyomingContext) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, on_signal, sig)
-    _LOGGER.info("Ready: listening on %s with %d voice(s), default %r, %s", args.uri,
+    _LOGGER.info("Ready: listening on %s with %d voice(s), default %r, %s", config.uri,
                  len(context.service.catalog), context.service.settings.default_voice,
                  "streaming" if context.settings.streaming else "no streaming")
     await stop.wait()
     _LOGGER.info("Stopping")
-    await drain(server, context, args.shutdown_timeout, drained)
+    # Resolved for the device at start-up (cli); a Config built elsewhere: the CPU's.
+    await drain(server, context, config.shutdown_timeout_on("cpu"), drained)
     await cut_off_requests(context)
     await server.stop()
     await _wait_closed(context, 2.0)
@@ -173,16 +161,18 @@ async def cut_off_requests(context: WyomingContext) -> None:
                      "%d connection(s)", cut, len(handlers))
 
 
-async def _start_zeroconf(args: argparse.Namespace) -> None:
+async def _start_zeroconf(config: Config) -> None:
     try:
         from wyoming.zeroconf import HomeAssistantZeroconf
     except ImportError:
         raise StartupError(
             "--zeroconf needs the zeroconf package: pip install 'wyoming-omnivoice[zeroconf]'"
         ) from None
-    uri = urlparse(args.uri)
-    announcer = HomeAssistantZeroconf(port=uri.port, name=args.zeroconf,
+    uri = urlparse(config.uri)
+    if uri.port is None or config.zeroconf is None:  # validate() makes both sure
+        raise StartupError("--zeroconf needs a tcp://HOST:PORT URI")
+    announcer = HomeAssistantZeroconf(port=uri.port, name=config.zeroconf,
                                       host=zeroconf_host(uri.hostname))
     await announcer.register_server()
-    _LOGGER.info("Announced over zeroconf as %r at %s:%s", args.zeroconf, announcer.host,
+    _LOGGER.info("Announced over zeroconf as %r at %s:%s", config.zeroconf, announcer.host,
                  uri.port)
