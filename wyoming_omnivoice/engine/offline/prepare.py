@@ -56,6 +56,14 @@ from wyoming_omnivoice.engine.external_data import is_linked_folder, load_extern
 from wyoming_omnivoice.engine.model_files import BACKBONE, ModelError, ModelPaths
 from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
 from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
+from wyoming_omnivoice.engine.offline.prepared_record import (
+    GRAPH_FILE,
+    INFO_FILE,
+    check_files,
+    file_records,
+    fsync_dir,
+    remove_folder,
+)
 from wyoming_omnivoice.engine.offline.rotary_table import (
     MAX_POSITIONS,
     RotaryChainNotFound,
@@ -71,8 +79,6 @@ _LOGGER = logging.getLogger(__name__)
 #: Bump when a preparation changes what it writes: every prepared backbone is rebuilt.
 PREPARE_VERSION = 2
 PREPARED_DIR = "prepared"
-GRAPH_FILE = "backbone.onnx"
-INFO_FILE = "prepared.json"
 #: Bytes of the weights file read from its start and its end for the fingerprint.
 _SAMPLE_BYTES = 1 << 20
 #: Rough preparation cost at the real model size on a 2-core CPU, for the progress line.
@@ -166,7 +172,7 @@ def discard_prepared(prepared: PreparedBackbone, reason: str) -> None:
     _LOGGER.warning("The prepared %s backbone in %s does not load (%s); the server removes "
                     "it and prepares it again", prepared.variant, folder, reason)
     with _variant_lock(folder.parent, prepared.variant):
-        _remove_folder(folder)
+        remove_folder(folder)
 
 
 def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | None = None,
@@ -193,7 +199,7 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
         if damage is not None:
             _LOGGER.warning("The prepared %s backbone in %s is damaged (%s); the server "
                             "removes it and prepares it again", variant, target, damage)
-            _remove_folder(target)
+            remove_folder(target)
         _remove_stale(root, variant, keep=target.name)
         _LOGGER.info("Preparing the %s backbone from %s into %s (once per model; about %d s "
                      "at the real model size on a small CPU) ...", variant, source, target,
@@ -206,12 +212,12 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
             info = _build(paths, source, variant, staging)
             info.update(variant=variant, fingerprint=fingerprint, version=PREPARE_VERSION,
                         source=str(source), seconds=round(time.perf_counter() - start, 1),
-                        files=_file_records(staging))
+                        files=file_records(staging))
             with atomic_write(staging / INFO_FILE, "w", encoding="utf-8") as handle:
                 handle.write(json.dumps(info, indent=1) + "\n")
-            _fsync_dir(staging)
+            fsync_dir(staging)
             os.replace(staging, target)
-            _fsync_dir(root)
+            fsync_dir(root)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         _LOGGER.info("Prepared the %s backbone in %.1f s (%s)", variant,
@@ -253,7 +259,7 @@ def _load_info(folder: Path, source: Path) -> tuple[PreparedBackbone | None, str
         return None, f"{INFO_FILE} is unreadable: {err}"
     if not isinstance(info, dict) or info.get("version") != PREPARE_VERSION:
         return None, f"{INFO_FILE} is from another version"
-    damage = _check_files(folder, info.get("files"))
+    damage = check_files(folder, info.get("files"))
     if damage is not None:
         return None, damage
     weights = source.parent if info.get("weights") == "source" else folder
@@ -264,77 +270,6 @@ def _load_info(folder: Path, source: Path) -> tuple[PreparedBackbone | None, str
                                 info=info), None
     except (KeyError, TypeError, ValueError) as err:
         return None, f"{INFO_FILE} lacks {err}"
-
-
-def _sampled_sha256(path: Path, size: int) -> str:
-    """SHA-256 of the whole file up to 3 MiB, else of its first, middle and last MiB."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        if size <= 3 * _SAMPLE_BYTES:
-            digest.update(handle.read())
-        else:
-            for offset in (0, size // 2, size - _SAMPLE_BYTES):
-                handle.seek(offset)
-                digest.update(handle.read(_SAMPLE_BYTES))
-    return digest.hexdigest()
-
-
-def _file_records(folder: Path) -> dict[str, dict[str, Any]]:
-    """Size and sampled hash of every file of a finished build, each fsynced first."""
-    records: dict[str, dict[str, Any]] = {}
-    for path in sorted(folder.iterdir()):
-        if not path.is_file() or path.name == INFO_FILE:
-            continue
-        with path.open("rb") as handle:
-            os.fsync(handle.fileno())
-        size = path.stat().st_size
-        records[path.name] = {"size": size, "sampled_sha256": _sampled_sha256(path, size)}
-    return records
-
-
-def _check_files(folder: Path, records: Any) -> str | None:
-    """What does not match the recorded files, or None when all match."""
-    if not isinstance(records, dict) or GRAPH_FILE not in records:
-        return f"{INFO_FILE} has no file record (written by an older build)"
-    for name, record in sorted(records.items()):
-        path = folder / name
-        try:
-            size = path.stat().st_size
-        except OSError:
-            return f"{name} is missing"
-        written = record.get("size") if isinstance(record, dict) else None
-        if written != size:
-            return f"{name} has {size} bytes, {written} were written"
-        try:
-            sampled = _sampled_sha256(path, size)
-        except OSError as err:
-            return f"{name} is unreadable ({err})"
-        if sampled != record.get("sampled_sha256"):
-            return f"{name} does not hold the bytes that were written"
-    return None
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Make a rename or a new file in ``folder`` survive a power loss."""
-    with suppress(OSError):  # not every file system lets a folder be opened and synced
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _remove_folder(folder: Path) -> None:
-    """Remove a prepared folder: renamed aside first, so a half-removed folder never sits
-    under a name that is loaded."""
-    if not folder.exists():
-        return
-    aside = folder.with_name(f".old-{folder.name}-{os.getpid()}")
-    try:
-        os.replace(folder, aside)
-    except OSError:
-        aside = folder
-    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _remove_stale(root: Path, variant: str, keep: str) -> None:
