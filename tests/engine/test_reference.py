@@ -220,6 +220,35 @@ def test_long_reference_is_kept_whole_with_a_warning(caplog: pytest.LogCaptureFi
     assert any("Reference audio X is 21.0 s long" in r.getMessage() for r in caplog.records)
 
 
+
+def test_too_long_reference_is_refused_before_decoding(tmp_path: Path) -> None:
+    """Minutes of reference are refused from the header: soundfile never decodes them."""
+    path = _write(tmp_path, noise_bursts(8000, [("noise", 61.0)]), rate=8000)
+    with pytest.raises(ValueError, match=r"reference.wav is 1.0 minutes long; at most 60 s"):
+        load_reference_audio(path)
+    with pytest.raises(ValueError, match=r"is 61.0 s long .*at most 60 s"):
+        prepare_reference(noise_bursts(8000, [("noise", 61.0)]), 8000, "words")
+
+
+@pytest.mark.slow
+def test_reference_needing_more_positions_than_the_backbone_is_refused(
+        tmp_path: Path) -> None:
+    """A reference whose prompt would not fit the prepared backbone's positions is refused
+    when it is encoded, not advertised to fail every request."""
+    import shutil
+
+    from wyoming_omnivoice import Engine
+
+    model = shutil.copytree(TINY, tmp_path / "model", ignore=shutil.ignore_patterns("prepared"))
+    engine = Engine.load(model, device="cpu", precision="int8")
+    assert engine.decoder.max_positions is not None
+    audio = noise_bursts(24000, [("noise", 10.0)])
+    assert engine.encode_reference(audio, 24000, "Ten seconds of words.").num_frames == 250
+    engine.decoder.max_positions = 900  # what a smaller backbone table would allow
+    with pytest.raises(ValueError, match=r"needs .* positions, more than the 900"):
+        engine.encode_reference(audio, 24000, "Ten seconds of words.")
+
+
 # ---------------------------------------------------------------------------------------
 # Bad references: every error is clear and names the file
 # ---------------------------------------------------------------------------------------

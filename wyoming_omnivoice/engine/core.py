@@ -21,8 +21,13 @@ from wyoming_omnivoice.engine.graphs import GraphSet, load_graphs
 from wyoming_omnivoice.engine.iobinding import StepRunner
 from wyoming_omnivoice.engine.layouts import BUCKETS, bucket_for, natural_length
 from wyoming_omnivoice.engine.model_files import ModelError, ModelPaths
-from wyoming_omnivoice.engine.offline.prepare import NotPreparable, prepare_backbone
+from wyoming_omnivoice.engine.offline.prepare import (
+    NotPreparable,
+    discard_prepared,
+    prepare_backbone,
+)
 from wyoming_omnivoice.engine.planning import (
+    CHUNK_THRESHOLD_FRAMES,
     Plan,
     SynthesisRequest,
     chunk_plan,
@@ -32,7 +37,13 @@ from wyoming_omnivoice.engine.planning import (
 from wyoming_omnivoice.engine.postprocess import cross_fade_chunks, post_process
 from wyoming_omnivoice.engine.precision import VARIANTS, check_precision, resolve_precision
 from wyoming_omnivoice.engine.prompt import PromptBuilder
-from wyoming_omnivoice.engine.reference import ReferenceEncoder, VoicePrompt
+from wyoming_omnivoice.engine.reference import (
+    HOP_LENGTH,
+    PreparedReference,
+    ReferenceEncoder,
+    VoicePrompt,
+    prepare_reference,
+)
 from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
 from wyoming_omnivoice.engine.sessions import choose_providers
 
@@ -148,8 +159,9 @@ class Engine:
                 if isinstance(err, ModelError):
                     raise
                 # A failing conversion costs speed, not the service.
-                _LOGGER.error("Could not prepare the %s backbone (%s); running the published "
-                              "fp32 backbone instead", precision, err)
+                _LOGGER.error("Could not prepare the %s backbone (%s); the server runs the "
+                              "published fp32 backbone (slower) this time and tries to "
+                              "prepare it again at the next start", precision, err)
                 precision = "published"
         if cuda_graph is None:
             cuda_graph = prepared is not None
@@ -157,8 +169,18 @@ class Engine:
         # inputs (onnxruntime#29034); keep the fp16 backbone's RMSNorm unfused there.
         disabled = ("SkipLayerNormFusion",) if precision == "fp16" and \
             providers.device == "cuda" else ()
-        graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
-                             cuda_graph=cuda_graph, disabled_optimizers=disabled)
+        try:
+            graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
+                                 cuda_graph=cuda_graph, disabled_optimizers=disabled)
+        except ModelError as err:
+            if prepared is None:
+                raise
+            # Damage the record's sizes and samples do not catch: build it once more.
+            discard_prepared(prepared, str(err).split(". ")[0])
+            prepared = prepare_backbone(paths, precision, root=prepared_dir,
+                                        cache_dir=cache_dir)
+            graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
+                                 cuda_graph=cuda_graph, disabled_optimizers=disabled)
         return cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
                    precision=precision)
 
@@ -307,7 +329,27 @@ class Engine:
                 self._reference_encoder = ReferenceEncoder(
                     self.paths.root, self.graphs.providers, threads=self.graphs.threads)
             encoder = self._reference_encoder
-        return encoder.encode(wav, sample_rate, ref_text)
+        prepared = prepare_reference(wav, sample_rate, ref_text)
+        self._check_reference_fits(prepared)
+        return encoder.encode_prepared(prepared)
+
+    def _check_reference_fits(self, prepared: PreparedReference) -> None:
+        """ValueError when a request with this reference could never be decoded: its
+        frames, its transcript and the longest target one request piece can have need more
+        positions than the backbone supports (checked before the encoders run)."""
+        limit = self.decoder.max_positions
+        if limit is None:
+            return
+        frames = prepared.wav_24k.size // HOP_LENGTH
+        prompt = self.prompts.build(
+            SHORT_REPLY, num_target=CHUNK_THRESHOLD_FRAMES, language=None, instruct=None,
+            ref_text=prepared.text, ref_codes=np.zeros((NUM_CODEBOOKS, frames), np.int64))
+        needed = natural_length([prompt], self.decoder.layout_for([prompt]))
+        if needed > limit:
+            raise ValueError(
+                f"Reference audio is too long for this backbone: with {frames / FRAME_RATE:.1f}"
+                f" s of reference a request needs {needed} positions, more than the {limit} "
+                "it supports; use a reference of 3-10 s.")
 
     # -- helpers -------------------------------------------------------------------------
     def _chunk_plans(self, plan: Plan) -> list[Plan]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 BACKBONE = "llm_backbone_fp32.onnx"
@@ -157,14 +157,16 @@ def _external_data_problems(root: Path, graph: Path) -> list[LayoutProblem]:
     problems: list[LayoutProblem] = []
     graph_name = graph.relative_to(root).as_posix()
     for location, end in sorted(needed.items()):
-        target = (graph.parent / location).resolve()
-        try:
-            relative = target.relative_to(root.resolve()).as_posix()
-        except ValueError:
+        # The name must stay in the folder; the file may be a link that leaves it (a
+        # Hugging Face cache snapshot links every file into its blobs/).
+        parts = PurePosixPath(location.replace("\\", "/")).parts
+        if not parts or location.startswith(("/", "\\")) or ".." in parts:
             problems.append(LayoutProblem(
                 f"{graph_name} points at external data {location!r} outside the model folder"
             ))
             continue
+        target = graph.parent / location
+        relative = (graph.parent.relative_to(root) / location).as_posix()
         if not target.is_file():
             problems.append(LayoutProblem(
                 f"missing {relative} (external data of {graph_name})", missing=relative

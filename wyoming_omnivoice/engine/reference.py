@@ -7,9 +7,10 @@ three Higgs encoder graphs (A.3) give codes ``[8, T_ref]``. Resampling uses soxr
 band-limited resampler) where upstream uses torchaudio's sinc resampler.
 
 Deviations from upstream, on purpose: a transcript is required (we ship no ASR model), a
-reference that is silent or has less than 1 s of sound is refused, and a reference longer
+reference that is silent or has less than 1 s of sound is refused, a reference longer
 than 20 s is kept whole with a warning (upstream trims only audio it transcribes itself;
-cutting audio whose transcript the user wrote would make the two disagree).
+cutting audio whose transcript the user wrote would make the two disagree), and one longer
+than :data:`MAX_SECONDS` is refused from its file header, before it is decoded.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from wyoming_omnivoice.engine.model_files import (
     SEMANTIC_ENCODER,
     ModelError,
 )
+from wyoming_omnivoice.user_files import AUDIO_LIMIT, UserFileError, open_user_file
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -41,6 +43,10 @@ RMS_TARGET = 0.1
 MIN_SECONDS = 1.0
 #: Longer references work but are slow and clone worse: warn (upstream).
 LONG_SECONDS = 20.0
+#: Longer references are refused (checked from the file's header, before decoding): every
+#: request carries the reference's frames in its prompt, so a reference of minutes makes
+#: each reply slow and, beyond the backbone's positions, impossible.
+MAX_SECONDS = 60.0
 #: A reference whose peak stays below this (-60 dBFS) holds no usable sound.
 SILENCE_PEAK = 10 ** (-60 / 20)
 #: Upstream's silence trimming of references, in ms.
@@ -171,18 +177,38 @@ def load_reference_audio(path: str | Path) -> tuple[np.ndarray, int]:
     import soundfile
 
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"Reference audio {path} does not exist.")
     try:
-        data, sample_rate = soundfile.read(str(path), dtype="float32", always_2d=True)
-    except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/TypeError
-        raise ValueError(
-            f"Reference audio {path} is unreadable or in an unsupported format ({err}). "
-            "Use a WAV, FLAC or OGG file."
-        ) from err
+        handle = open_user_file(path, limit=AUDIO_LIMIT)
+    except FileNotFoundError:
+        raise ValueError(f"Reference audio {path} does not exist.") from None
+    except UserFileError as err:
+        raise ValueError(f"Reference audio {err}") from None
+    with handle:
+        try:
+            # The length from the header first: a recording far too long to ever speak is
+            # refused before it is decoded (an 18-minute one took 2.65 GB to encode).
+            seconds = soundfile.info(handle).duration
+            if seconds > MAX_SECONDS:
+                raise ValueError(
+                    f"Reference audio {path} is {seconds / 60:.1f} minutes long; at most "
+                    f"{MAX_SECONDS:g} s can be used (3-10 s is recommended): cut a short "
+                    "passage and write its exact words into the transcript.")
+            handle.seek(0)
+            data, sample_rate = soundfile.read(handle, dtype="float32", always_2d=True)
+        except ValueError as err:
+            if str(err).startswith("Reference audio"):
+                raise
+            raise _unreadable(path, err) from err
+        except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/TypeError
+            raise _unreadable(path, err) from err
     if data.shape[0] == 0:
         raise ValueError(f"Reference audio {path} holds no samples.")
     return data.mean(axis=1, dtype=np.float32), int(sample_rate)
+
+
+def _unreadable(path: Path, err: Exception) -> ValueError:
+    return ValueError(f"Reference audio {path} is unreadable or in an unsupported format "
+                      f"({err}). Use a WAV, FLAC or OGG file.")
 
 
 def _to_mono_float(wav: Any) -> np.ndarray:
@@ -259,6 +285,11 @@ def prepare_reference(
             f"{source} is too short: {seconds:.2f} s of sound after trimming silence; "
             f"at least {MIN_SECONDS:g} s is needed (3-10 s recommended)."
         )
+    if seconds > MAX_SECONDS:
+        raise ValueError(
+            f"{source} is {seconds:.1f} s long (after trimming silence); at most "
+            f"{MAX_SECONDS:g} s can be used (3-10 s is recommended): cut a short passage "
+            "and write its exact words into the transcript.")
     if seconds > LONG_SECONDS:
         _LOGGER.warning(
             "%s is %.1f s long (more than %g s): cloning is slower and usually worse; "

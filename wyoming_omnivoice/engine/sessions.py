@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from wyoming_omnivoice.engine.external_data import linked_external_data
 from wyoming_omnivoice.engine.model_files import ModelError
 
 _LOGGER = logging.getLogger(__name__)
@@ -164,6 +165,13 @@ class Graph:
         ort = import_onnxruntime()
         self.path = path
         self.label = label or path.name
+        # Weights behind symbolic links (a Hugging Face cache snapshot): read from where
+        # the links lead, the user's folder unchanged.
+        redirected = linked_external_data(
+            path, model_bytes, external_data_dir if external_data_dir is not None
+            else path.parent)
+        if redirected is not None:
+            model_bytes, external_data_dir = redirected
         source: Any = model_bytes if model_bytes is not None else str(path)
         provider_list = list(providers.providers)
         #: Run options of plain (non-bound) runs: with CUDA graphs on, they must not capture.

@@ -26,9 +26,22 @@ def prepare_data_dir(data_dir: Path) -> Path:
     except OSError as err:
         raise StartupError(f"--data-dir {data_dir}: cannot create it "
                            f"({err.strerror or err}); pick another folder") from None
+    if _read_only_mount(data_dir):
+        raise StartupError(f"--data-dir {data_dir} is on a read-only mount (the server stores "
+                           "the model, voice anchors and caches there); mount it read-write "
+                           "(in Docker: drop ':ro' from the volume) or pick another folder "
+                           "with --data-dir")
     if not os.access(data_dir, os.W_OK | os.X_OK):
         raise StartupError(f"--data-dir {data_dir} is not writable by this user (the "
                            "server stores the model, voice anchors and caches there); make "
                            f"it writable (sudo chown -R $(id -u) {data_dir}) or pick another "
                            "folder with --data-dir")
     return data_dir
+
+
+def _read_only_mount(folder: Path) -> bool:
+    """Whether ``folder`` lies on a file system mounted read-only (no owner change helps)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False

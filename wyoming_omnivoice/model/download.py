@@ -9,9 +9,11 @@ Guarantees:
   cache symlinks);
 - a truncated or corrupted file is fetched again; what was verified is recorded
   (``.verified.json``), so later starts check against it without the network;
-- with ``HF_HUB_OFFLINE=1`` nothing is fetched: files are taken from the Hugging Face cache
-  when they are there and intact, and missing files give one ``ModelError`` listing them
-  with their repositories and a copy-paste download command.
+- a file already in the local Hugging Face cache (``hf download`` without ``--local-dir``)
+  is taken from there, checked like a download, hard-linked where the cache shares the file
+  system (else copied), never fetched again;
+- with ``HF_HUB_OFFLINE=1`` nothing is fetched: missing files give one ``ModelError``
+  listing them with their repositories and a copy-paste download command.
 
 :func:`check_model_dir` checks a folder given with ``--model-dir`` without changing it.
 """
@@ -24,6 +26,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from wyoming_omnivoice.atomic import TEMP_PID_MARK, remove_stale_temp_files
 from wyoming_omnivoice.engine import (
     CAUSAL_DECODER_HELP,
     CAUSAL_DECODER_NAMES,
@@ -51,6 +54,8 @@ _LOGGER = logging.getLogger(__name__)
 MODELS_SUBDIR = "models"
 #: Staging folder (under ``<data-dir>/models``) for files being downloaded.
 STAGING_DIR = ".download"
+#: Temp files of copies from the Hugging Face cache (a crash may leave one).
+CACHE_COPY_PREFIX = ".cache-copy."
 
 
 def ensure_model(
@@ -71,19 +76,22 @@ def ensure_model(
     model_dir = models_root / spec.model_dir
     model_dir.mkdir(parents=True, exist_ok=True)
     record = VerifiedRecord(model_dir)
+    for folder in {model_dir} | {(model_dir / e.local_name).parent for e in spec.files}:
+        remove_stale_temp_files(folder, f"{CACHE_COPY_PREFIX}*")  # left by a crash
 
     wanted = spec.select(include_cloning=include_cloning)
     todo = [entry for entry in wanted if not file_is_valid(model_dir, entry, record)]
+    # A model fetched before with `hf download` sits in the Hugging Face cache: verified,
+    # it is taken from there (linked where it can be) instead of downloaded again.
+    todo = [entry for entry in todo if not _take_from_hub_cache(entry, model_dir, record)]
     if todo and _offline():
-        todo = [entry for entry in todo if not _copy_from_hub_cache(entry, model_dir, record)]
-        if todo:
-            raise ModelError(
-                f"Model files are missing or damaged in {model_dir} and downloads are disabled "
-                f"(HF_HUB_OFFLINE=1):\n{describe_files(todo)}\n"
-                "Unset HF_HUB_OFFLINE to let the server download them, or fetch them on a "
-                "machine with network access and copy them into that folder:\n"
-                + download_commands(todo, model_dir)
-            )
+        raise ModelError(
+            f"Model files are missing or damaged in {model_dir} and downloads are disabled "
+            f"(HF_HUB_OFFLINE=1):\n{describe_files(todo)}\n"
+            "Unset HF_HUB_OFFLINE to let the server download them, or fetch them on a "
+            "machine with network access and copy them into that folder:\n"
+            + download_commands(todo, model_dir)
+        )
     if todo and (reason := unreachable_reason(_hub_url(), todo[0].repo, todo[0].revision,
                                               todo[0].path)):
         raise _download_failed(todo[0], reason, todo, model_dir)  # fast: no back-off retries
@@ -192,10 +200,12 @@ def _fetch(entry: ManifestFile, model_dir: Path, models_root: Path,
     )
 
 
-def _copy_from_hub_cache(entry: ManifestFile, model_dir: Path, record: VerifiedRecord) -> bool:
-    """Offline: take the file from the huggingface_hub cache when it is there and intact.
+def _take_from_hub_cache(entry: ManifestFile, model_dir: Path, record: VerifiedRecord) -> bool:
+    """Take the file from the huggingface_hub cache when it is there and intact.
 
-    The cache names each blob by the hub's ETag, so the copy is checked like a download.
+    The cache names each blob by the hub's ETag, so the file is checked like a download.
+    It is hard-linked into the model folder where the two share a file system (no second
+    copy of 2 GB; blobs are never changed in place), else copied.
     """
     try:
         from huggingface_hub import try_to_load_from_cache
@@ -209,18 +219,25 @@ def _copy_from_hub_cache(entry: ManifestFile, model_dir: Path, record: VerifiedR
     source = Path(cached)
     destination = model_dir / entry.local_name
     destination.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=".cache-copy.", dir=destination.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=f"{CACHE_COPY_PREFIX}{TEMP_PID_MARK}{os.getpid()}.",
+                                    dir=destination.parent)
     os.close(fd)
     tmp = Path(tmp_name)
+    how = "Linked"
     try:
-        shutil.copyfile(source, tmp)  # follows the cache symlink: a real file
+        try:
+            tmp.unlink()
+            os.link(source.resolve(), tmp)
+        except OSError:  # another file system, or links not allowed: a real copy
+            how = "Copied"
+            shutil.copyfile(source, tmp)  # follows the cache symlink: a real file
         checked = check_download(tmp, entry, source.resolve().name)
         if checked.problem is not None:
             _LOGGER.warning("Cached copy of %s is unusable: %s", entry.label, checked.problem)
             return False
         os.replace(tmp, destination)
         record.put(entry, destination, checked)
-        _LOGGER.info("Copied %s from the Hugging Face cache", entry.local_name)
+        _LOGGER.info("%s %s from the Hugging Face cache (%s)", how, entry.local_name, source)
         return True
     finally:
         tmp.unlink(missing_ok=True)

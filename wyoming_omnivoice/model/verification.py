@@ -58,6 +58,7 @@ class VerifiedRecord:
     def __init__(self, model_dir: Path) -> None:
         self._path = model_dir / VERIFIED_SIDECAR
         self._entries: dict[str, dict[str, Any]] = {}
+        self._save_failed = False
         try:
             data = json.loads(self._path.read_text(encoding="utf-8"))
             files = data.get("files", {}) if isinstance(data, dict) else {}
@@ -96,10 +97,19 @@ class VerifiedRecord:
             self._save()
 
     def _save(self) -> None:
+        """Write the record; a full or read-only disk costs only the record (one warning
+        per start): the files were checked, and they are hashed again next time."""
         payload = json.dumps({"format": RECORD_FORMAT, "files": self._entries}, indent=1,
                              sort_keys=True)
-        with atomic_write(self._path, "w", encoding="utf-8") as handle:
-            handle.write(payload + "\n")
+        try:
+            with atomic_write(self._path, "w", encoding="utf-8") as handle:
+                handle.write(payload + "\n")
+        except OSError as err:
+            if not self._save_failed:
+                _LOGGER.warning("Cannot update %s (%s); the model files are checked, so the "
+                                "start goes on, and they are hashed again at the next start",
+                                self._path, err.strerror or err)
+            self._save_failed = True
 
 
 def file_is_valid(model_dir: Path, entry: ManifestFile, record: VerifiedRecord) -> bool:
@@ -140,9 +150,10 @@ def file_is_valid(model_dir: Path, entry: ManifestFile, record: VerifiedRecord) 
         against = str(recorded.get("checked_against") or BY_NOTHING)
     else:
         against = BY_NOTHING
-        _LOGGER.warning("%s has no record of a check (it was not downloaded here); its "
-                        "SHA-256 %s is recorded now and checked from the next start on",
-                        path, actual)
+        _LOGGER.warning("%s has no record of a check (not downloaded here, or %s was "
+                        "lost) and the manifest pins no hash for it; its SHA-256 %s is "
+                        "recorded now and checked from the next start on",
+                        path, VERIFIED_SIDECAR, actual)
     record.put(entry, path, Checked(actual, against))
     return True
 

@@ -13,6 +13,7 @@ voice that is not the default is logged and skipped.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import sys
@@ -63,6 +64,7 @@ def start(config: Config) -> int:
     default = served.route(args.voice).preset
     warm_up(engine, served, default, make_request, options, max_batch=args.max_batch_size)
     _LOGGER.info("Model loaded on %s and warmed up", engine.device.upper())
+    args = dataclasses.replace(args, shutdown_timeout=args.shutdown_timeout_on(engine.device))
 
     demand = Demand()
     worker = InferenceWorker(

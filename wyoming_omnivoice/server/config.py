@@ -24,6 +24,7 @@ from wyoming_omnivoice.server.flags import (
     DEFAULT_VOICE,
     MAX_STEPS,
     MIN_STEPS,
+    SHUTDOWN_TIMEOUT_S,
     build_parser,
     default_data_dir,
 )
@@ -59,7 +60,8 @@ class Config:
     write_timeout: float = 30.0
     idle_timeout: float = 300.0
     max_connections: int = 64
-    shutdown_timeout: float = 8.0
+    #: None: the device's default (:data:`.flags.SHUTDOWN_TIMEOUT_S`), set at start-up.
+    shutdown_timeout: float | None = None
     whole_first_sentence: bool = False
     no_streaming: bool = False
     zeroconf: str | None = None
@@ -79,6 +81,15 @@ class Config:
     def num_steps_on(self, device: str) -> int:
         """``--num-steps``, or the default of the device the engine runs on."""
         return num_steps_for(self.num_steps, device)
+
+    def shutdown_timeout_on(self, device: str) -> float:
+        """``--shutdown-timeout``, or the drain default of the device the engine runs on."""
+        if self.shutdown_timeout is not None:
+            return self.shutdown_timeout
+        timeout = SHUTDOWN_TIMEOUT_S.get(device, SHUTDOWN_TIMEOUT_S["cpu"])
+        _LOGGER.info("Shutdown drain: up to %g s for requests in progress (the %s default; "
+                     "--shutdown-timeout to change)", timeout, device.upper())
+        return timeout
 
 
 def num_steps_problem(steps: int | None) -> str | None:
@@ -142,7 +153,7 @@ def validate(args: Config) -> Config:
          f"--idle-timeout {args.idle_timeout}: use 0 (never) to 86400"),
         (1 <= args.max_connections <= 10000,
          f"--max-connections {args.max_connections}: use 1 to 10000"),
-        (0.0 <= args.shutdown_timeout <= 3600,
+        (args.shutdown_timeout is None or 0.0 <= args.shutdown_timeout <= 3600,
          f"--shutdown-timeout {args.shutdown_timeout}: use 0 to 3600"),
     ]
     for ok, message in checks:

@@ -19,6 +19,11 @@ from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD, preload_langu
 
 DEFAULT_URI = "tcp://0.0.0.0:10200"
 DEFAULT_VOICE = "en-female-young"
+#: The default drain on SIGTERM per device: a long reply at the real model size takes 15-60 s
+#: on a CPU and a few seconds on a GPU. The deployments' stop timeouts are set above these
+#: (Docker and compose: 75 s on the CPU, 30 s on the GPU; the add-on 75 s; Kubernetes: the
+#: grace period), so a container stop lets every request in progress finish.
+SHUTDOWN_TIMEOUT_S = {"cpu": 60.0, "cuda": 15.0}
 MIN_STEPS, MAX_STEPS = 1, 128
 
 
@@ -84,9 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-connections", type=int, default=64,
                         help="most client connections open at once; more are refused with "
                              "an error event (default: %(default)s)")
-    parser.add_argument("--shutdown-timeout", type=float, default=8.0,
-                        help="on SIGTERM/SIGINT, seconds to let requests in progress finish "
-                             "before exiting (default: %(default)s)")
+    parser.add_argument("--shutdown-timeout", type=float, default=None,
+                        help="on SIGTERM/SIGINT, seconds to let requests in progress finish; "
+                             "requests still running then get a shutting-down error "
+                             "(default: what a long reply takes on the device: "
+                             + ", ".join(f"{s:g} on {d.upper()}"
+                                         for d, s in SHUTDOWN_TIMEOUT_S.items()) + ")")
     parser.add_argument(
         "--whole-first-sentence", action="store_true",
         help="decode a long first sentence whole instead of starting the audio with its "

@@ -24,7 +24,9 @@ Protocol choices (see the README):
 - ``text_format: ssml`` is not interpreted: tags are removed and the text spoken; other
   formats than ``text``/``ssml`` get an ``unsupported-text-format`` error. A voice
   ``speaker`` is ignored (OmniVoice voices have none).
-- While the server drains for SIGTERM/SIGINT, new requests get a ``shutting-down`` error.
+- While the server drains for SIGTERM/SIGINT, new requests get a ``shutting-down`` error;
+  a request still unfinished when the drain ends gets that error and its end event
+  (:meth:`OmniVoiceEventHandler.cut_off`) before the server closes the connection.
 - Hostile clients: see :mod:`.connection` (frames, timeouts, connection cap) and
   :mod:`.output` (a client that sends requests without reading is closed).
 """
@@ -88,6 +90,8 @@ class OmniVoiceEventHandler(Connection):
         #: This connection's requests that are not finished.
         self._requests: set[Request] = set()
         self._stream: _Stream | None = None
+        #: The server closes this connection (shutdown), not the client.
+        self._closed_by_server = False
 
     # ---- connection hooks ------------------------------------------------------------
 
@@ -114,6 +118,31 @@ class OmniVoiceEventHandler(Connection):
         self.ctx.metrics.closed(self)
         self._drop_work()
         self._output.cancel()
+
+    async def cut_off(self, err: RequestError, flush_timeout: float) -> int:
+        """The server stops before this connection's requests are done: each gets ``err``
+        (``shutting-down``) and its end event (``audio-stop`` / ``synthesize-stopped``),
+        what is already queued is written (bounded), then the server closes the
+        connection. Returns how many requests were cut."""
+        self._closed_by_server = True
+        self._output.cancel_reason = err
+        stream, self._stream = self._stream, None
+        cut = 0
+        open_stream = stream.request if stream is not None and stream.request.active else None
+        for request in list(self._requests):
+            # A one-shot's error is written with its cancelled piece, then its audio-stop.
+            if request.speech is not None and request.speech.cancel() \
+                    and request is not open_stream:
+                cut += 1
+        if stream is not None and open_stream is not None:
+            # Mid-stream (no stop yet): its audio cycle is closed, then the error, the end.
+            stream.request.fail()
+            self._output.put(Reply([error_event(err), SynthesizeStopped().event()],
+                                   ends=stream.request))
+            cut += 1
+        await self._output.flushed(flush_timeout)
+        self.closed = True
+        return cut
 
     # ---- events ----------------------------------------------------------------------
 
@@ -343,6 +372,8 @@ class OmniVoiceEventHandler(Connection):
         cancelled = sum(request.speech.cancel() for request in self._requests
                         if request.speech is not None)
         if cancelled:
-            _LOGGER.info("Client disconnected: cancelled %d pending piece(s)", cancelled)
+            who = "The server closed the connection (shutting down)" \
+                if self._closed_by_server else "Client disconnected"
+            _LOGGER.info("%s: cancelled %d pending piece(s)", who, cancelled)
         for request in list(self._requests):
             self._finish(request)

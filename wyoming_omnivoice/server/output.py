@@ -83,6 +83,8 @@ class OrderedOutput:
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._writing = False
+        #: Why pieces are cancelled, when it is not the client's doing (the shutdown).
+        self.cancel_reason: RequestError | None = None
 
     @property
     def busy(self) -> bool:
@@ -104,6 +106,18 @@ class OrderedOutput:
     def cancel(self) -> None:
         if self._task is not None:
             self._task.cancel()
+
+    async def flushed(self, timeout: float) -> bool:
+        """Wait (at most ``timeout`` s) until everything queued is written."""
+        async def written() -> None:
+            while self.busy and self._task is not None and not self._task.done():
+                await asyncio.sleep(0.02)
+
+        try:
+            await asyncio.wait_for(written(), timeout)
+        except TimeoutError:
+            return False
+        return not self.busy
 
     # ---- the sender task -------------------------------------------------------------
 
@@ -147,8 +161,8 @@ class OrderedOutput:
                 if self._connection.closed:
                     raise
                 if request.active:  # else: dropped because its request failed meanwhile
-                    await self._fail(request, RequestError("Synthesis was cancelled",
-                                                           INTERNAL_ERROR))
+                    await self._fail(request, self.cancel_reason or RequestError(
+                        "Synthesis was cancelled", INTERNAL_ERROR))
             except Exception as err:  # engine or queue failure: fail this request only
                 await self._fail(request, request_error_for(err))
         pcm = request.pcm

@@ -1,9 +1,11 @@
 """Serving: the Wyoming server on ``--uri``, signals, a bounded drain, zeroconf.
 
 On SIGTERM/SIGINT the server stops listening, refuses new requests (``shutting-down``),
-lets requests in progress finish for up to ``--shutdown-timeout`` seconds, then closes the
-connections. A second signal stops without waiting. If the inference worker dies, the
-server stops with exit code 1 (the container restarts it).
+lets requests in progress finish for up to ``--shutdown-timeout`` seconds (by default what
+a long reply takes on the device: :data:`.flags.SHUTDOWN_TIMEOUT_S`), then ends every request
+still in progress with a ``shutting-down`` error and its end event and closes the
+connections. A second signal stops without waiting (the requests are still ended so). If
+the inference worker dies, the server stops with exit code 1 (the container restarts it).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from urllib.parse import urlparse
 from wyoming.server import AsyncServer, AsyncStdioServer
 
 from wyoming_omnivoice.server.context import WyomingContext
-from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.server.errors import SHUTTING_DOWN, RequestError, StartupError
 from wyoming_omnivoice.server.handler import OmniVoiceEventHandler
 from wyoming_omnivoice.server.listen_address import listen_error_message
 
@@ -98,7 +100,9 @@ async def serve(config: Config, context: WyomingContext) -> int:
                  "streaming" if context.settings.streaming else "no streaming")
     await stop.wait()
     _LOGGER.info("Stopping")
-    await drain(server, context, config.shutdown_timeout, drained)
+    # Resolved for the device at start-up (cli); a Config built elsewhere: the CPU's.
+    await drain(server, context, config.shutdown_timeout_on("cpu"), drained)
+    await cut_off_requests(context)
     await server.stop()
     await _wait_closed(context, 2.0)
     return exit_code
@@ -132,8 +136,29 @@ async def drain(server: AsyncServer, context: WyomingContext, timeout: float,
     try:
         await asyncio.wait_for(finished(), timeout)
     except TimeoutError:
-        _LOGGER.warning("%d request(s) still in progress after %g s; closing them",
-                        service.active, timeout)
+        _LOGGER.warning("%d request(s) still in progress after %g s (--shutdown-timeout); "
+                        "each gets a shutting-down error and its end, then the server "
+                        "closes their connections", service.active, timeout)
+
+
+#: How long the cut requests' last events may take to be written.
+_FLUSH_S = 2.0
+
+
+async def cut_off_requests(context: WyomingContext) -> None:
+    """End every request still in progress: ``error`` (``shutting-down``) and its end
+    event on each connection, written before the server closes them."""
+    handlers = [c for c in list(context.connections) if isinstance(c, OmniVoiceEventHandler)]
+    if not handlers:
+        return
+    err = RequestError("The server is shutting down; this request was cut off before it "
+                       "finished. Try again shortly.", SHUTTING_DOWN)
+    counts = await asyncio.gather(*(h.cut_off(err, _FLUSH_S) for h in handlers),
+                                  return_exceptions=True)
+    cut = sum(c for c in counts if isinstance(c, int))
+    if cut:
+        _LOGGER.info("The server ended %d request(s) with a shutting-down error and closes "
+                     "%d connection(s)", cut, len(handlers))
 
 
 async def _start_zeroconf(config: Config) -> None:

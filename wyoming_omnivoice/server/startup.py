@@ -67,6 +67,9 @@ def resolve_model_dir(config: Config, include_cloning: bool) -> Path:
                                      manifest=config.manifest)
     except ModelError as err:
         raise StartupError(str(err)) from None
+    except OSError as err:  # a disk that fails under the model folder: one line, no trace
+        raise StartupError(f"Cannot use the model folder: {err}. Free space or fix the "
+                           "disk, then start again.") from None
 
 
 def load_engine(model_dir: Path, device: str, precision: str = "auto", *,

@@ -71,6 +71,8 @@ class AnchorCache:
         self.directory = Path(directory)
         self.fingerprint = fingerprint
         self.settings = dict(settings or {})
+        #: Anchors that could not be written (the folder is read-only or full).
+        self.unsaved = 0
 
     def key(self, preset: VoicePreset) -> str:
         material = {
@@ -167,12 +169,17 @@ class AnchorCache:
         return anchors
 
     def _store(self, preset: VoicePreset, anchor: Anchor) -> None:
+        """Cache an anchor; a folder that cannot be written gives one warning (per start),
+        not one per anchor."""
         try:
             self.save(preset, anchor)
         except OSError as err:
-            _LOGGER.warning("Cannot write the anchor cache in %s (%s); the anchor of voice %r "
-                            "will be regenerated at the next start", self.directory, err,
-                            preset.name)
+            self.unsaved += 1
+            if self.unsaved == 1:
+                _LOGGER.warning("Cannot write the anchor cache in %s (%s); the server goes "
+                                "on, and the anchors it could not store (voice %r first) "
+                                "are generated again at the next start", self.directory,
+                                err.strerror or err, preset.name)
 
     def get_or_create(self, preset: VoicePreset, engine: Engine,
                       options: DecodeOptions | None = None) -> Anchor:

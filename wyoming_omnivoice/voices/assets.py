@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wyoming_omnivoice.atomic import remove_stale_temp_files
 from wyoming_omnivoice.engine import strict_language
 from wyoming_omnivoice.errors import StartupError, one_line
 from wyoming_omnivoice.voices import cloned as cloned_voices
@@ -95,6 +96,8 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
     failed (each logged once). StartupError when the default voice fails."""
     assets = VoiceAssets()
     failed: dict[str, str] = {}
+    for folder in (data_dir / "anchors", data_dir / CLONE_PROMPT_CACHE):
+        remove_stale_temp_files(folder, ".*.tmp")  # left by a crash during a write
     cache = AnchorCache(data_dir / "anchors", engine.fingerprint,
                         settings={"num_step": options.num_step,
                                   "guidance_scale": options.guidance_scale})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,12 @@ from wyoming_omnivoice.engine import (
 )
 from wyoming_omnivoice.errors import one_line
 from wyoming_omnivoice.model.file_hash import sha256_file
+from wyoming_omnivoice.user_files import (
+    TEXT_LIMIT,
+    UserFileError,
+    describe_unusable,
+    read_user_text,
+)
 from wyoming_omnivoice.voices.names import check_voice_name
 from wyoming_omnivoice.voices.reference import CloneReference
 
@@ -122,9 +129,16 @@ def read_voice_folder(folder: Path, *, voices_root: Path | None = None) -> Clone
         raise ValueError(f"Voice folder {folder} points outside {root}; it is not used.")
     present = [folder / n for n in AUDIO_NAMES if (folder / n).is_file()]
     if not present:
+        for audio_name in AUDIO_NAMES:  # there, but a FIFO, a link loop, a dangling link
+            path = folder / audio_name
+            problem = describe_unusable(path) if os.path.lexists(path) else None
+            if problem is not None:
+                raise ValueError(f"{path} {problem}; replace it with the recording itself "
+                                 "(a WAV, FLAC or OGG file).")
         others = sorted(
             p.name for p in folder.iterdir()
             if p.name.lower().startswith("reference.") and p.name != TRANSCRIPT_NAME
+            and p.name not in AUDIO_NAMES
         )
         hint = f" (found {', '.join(others)}: rename it)" if others else ""
         raise ValueError(
@@ -147,10 +161,12 @@ def read_voice_folder(folder: Path, *, voices_root: Path | None = None) -> Clone
 
 
 def _read_meta(path: Path) -> dict[str, Any]:
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+        data = yaml.safe_load(read_user_text(path, limit=TEXT_LIMIT))
+    except UserFileError as err:
+        raise ValueError(str(err)) from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         raise ValueError(f"{path} is not valid YAML: {err}") from None
     if data is None:

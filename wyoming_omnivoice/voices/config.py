@@ -18,6 +18,12 @@ from typing import Any
 import yaml
 
 from wyoming_omnivoice.engine import normalize_instruct, strict_language
+from wyoming_omnivoice.user_files import (
+    TEXT_LIMIT,
+    VOICES_FILE_LIMIT,
+    UserFileError,
+    read_user_text,
+)
 from wyoming_omnivoice.voices.catalog import BUILTIN_SOURCE, VoiceCatalog, VoicePreset
 from wyoming_omnivoice.voices.names import VOICE_NAME_RE
 from wyoming_omnivoice.voices.reference import CloneReference
@@ -177,8 +183,10 @@ def parse_preset(entry: Any, *, source: str, index: int, base_dir: Path | None) 
             if not text_path.is_absolute() and base_dir is not None:
                 text_path = base_dir / text_path
             try:
-                ref_text = text_path.read_text(encoding="utf-8").strip()
-            except OSError as err:
+                ref_text = read_user_text(text_path, limit=TEXT_LIMIT).strip()
+            except UserFileError as err:
+                raise VoiceConfigError(f"{label}: reference_text_file {err}") from None
+            except (OSError, UnicodeDecodeError) as err:
                 raise VoiceConfigError(f"{label}: cannot read {text_path}: {err}") from None
         if not ref_text:
             raise VoiceConfigError(
@@ -293,7 +301,9 @@ def load_voices_file(path: Path, problems: list[VoiceProblem] | None = None,
     source = str(path)
     try:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_user_text(path, limit=VOICES_FILE_LIMIT)
+        except UserFileError as err:
+            raise VoiceConfigError(f"Voices file {err}") from None
         except (OSError, UnicodeDecodeError) as err:
             raise VoiceConfigError(f"Cannot read voices file {source}: {err}") from None
         try:

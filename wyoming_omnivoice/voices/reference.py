@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wyoming_omnivoice.engine import NO_TRANSCRIPT_HINT
+from wyoming_omnivoice.user_files import TEXT_LIMIT, UserFileError, read_user_text
 
 
 @dataclass(frozen=True)
@@ -27,16 +28,20 @@ class CloneReference:
             object.__setattr__(self, "transcript_path", Path(self.transcript_path))
 
     def read_transcript(self) -> str:
-        """The transcript, stripped; ValueError naming the file when it is missing."""
+        """The transcript, stripped; ValueError naming the file when it is missing or not
+        a regular text file (read through :mod:`wyoming_omnivoice.user_files`: a FIFO here
+        must not hang the start or the folder scan)."""
         text = self.transcript
         if text is None and self.transcript_path is not None:
             try:
-                text = self.transcript_path.read_text(encoding="utf-8-sig")
+                text = read_user_text(self.transcript_path, limit=TEXT_LIMIT)
             except FileNotFoundError:
                 raise ValueError(
                     f"Transcript {self.transcript_path} for {self.audio_path} does not exist. "
                     f"Write the words spoken in the recording into it. {NO_TRANSCRIPT_HINT}"
                 ) from None
+            except UserFileError as err:
+                raise ValueError(f"Transcript {err} {NO_TRANSCRIPT_HINT}") from None
             except (OSError, UnicodeDecodeError) as err:
                 raise ValueError(
                     f"Transcript {self.transcript_path} is unreadable ({err}); save it as "

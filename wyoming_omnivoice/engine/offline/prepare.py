@@ -24,7 +24,12 @@ writable, else under the cache folder given (the server's ``<data-dir>/prepared`
 fingerprint covers the source graph, its weights file (size, time, sampled bytes) and
 :data:`PREPARE_VERSION`, so a new source or a new preparation rebuilds, and old builds of the
 variant are removed. A file lock per variant serialises processes; the build is written to a
-temporary folder and renamed into place, so a half-written variant is never loaded.
+temporary folder, every file fsynced, and renamed into place, so a half-written variant is
+never loaded, not even after a power loss. ``prepared.json`` records each file's size and a
+sampled SHA-256 (the whole graph, the first, middle and last MiB of a weights file: a full
+hash of the weights would cost seconds at every start); a folder whose files do not match
+(cut, deleted, replaced) is reported as damaged and prepared again, never left in place as a
+reason to run the slower published backbone for good.
 """
 
 from __future__ import annotations
@@ -45,11 +50,20 @@ from pathlib import Path
 from typing import Any
 
 import onnx
-from onnx import external_data_helper
 
+from wyoming_omnivoice.atomic import atomic_write
+from wyoming_omnivoice.engine.external_data import is_linked_folder, load_external_tensors
 from wyoming_omnivoice.engine.model_files import BACKBONE, ModelError, ModelPaths
 from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
 from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
+from wyoming_omnivoice.engine.offline.prepared_record import (
+    GRAPH_FILE,
+    INFO_FILE,
+    check_files,
+    file_records,
+    fsync_dir,
+    remove_folder,
+)
 from wyoming_omnivoice.engine.offline.rotary_table import (
     MAX_POSITIONS,
     RotaryChainNotFound,
@@ -65,8 +79,6 @@ _LOGGER = logging.getLogger(__name__)
 #: Bump when a preparation changes what it writes: every prepared backbone is rebuilt.
 PREPARE_VERSION = 2
 PREPARED_DIR = "prepared"
-GRAPH_FILE = "backbone.onnx"
-INFO_FILE = "prepared.json"
 #: Bytes of the weights file read from its start and its end for the fingerprint.
 _SAMPLE_BYTES = 1 << 20
 #: Rough preparation cost at the real model size on a 2-core CPU, for the progress line.
@@ -111,12 +123,16 @@ def source_fingerprint(source: Path) -> str:
 
 
 def prepared_root(source: Path, cache_dir: Path | None = None) -> Path:
-    """``<model_dir>/prepared`` when writable, else ``<cache_dir>/prepared/<folder id>``."""
+    """``<model_dir>/prepared`` when writable (and not a folder of links into a Hugging Face
+    cache), else ``<cache_dir>/prepared/<folder id>``."""
     beside = source.parent / PREPARED_DIR
+    # A folder of links (a Hugging Face cache snapshot) is not ours to write into.
+    linked = is_linked_folder(source.parent, [source.name, source.name + ".data"])
     try:
-        beside.mkdir(exist_ok=True)
-        if os.access(beside, os.W_OK):
-            return beside
+        if not linked or cache_dir is None:
+            beside.mkdir(exist_ok=True)
+            if os.access(beside, os.W_OK):
+                return beside
     except OSError:
         pass
     if cache_dir is None:
@@ -146,7 +162,17 @@ def find_prepared(paths: ModelPaths | Path, variant: str, *, root: Path | None =
     """The prepared variant for the current source, or None when it must be built."""
     source = _source_of(paths)
     root = root or prepared_root(source, cache_dir)
-    return _load_info(root / f"{variant}-{source_fingerprint(source)}", source)
+    return _load_info(root / f"{variant}-{source_fingerprint(source)}", source)[0]
+
+
+def discard_prepared(prepared: PreparedBackbone, reason: str) -> None:
+    """Remove a prepared folder that does not load (the next :func:`prepare_backbone`
+    builds it again); one warning that says so."""
+    folder = prepared.path.parent
+    _LOGGER.warning("The prepared %s backbone in %s does not load (%s); the server removes "
+                    "it and prepares it again", prepared.variant, folder, reason)
+    with _variant_lock(folder.parent, prepared.variant):
+        remove_folder(folder)
 
 
 def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | None = None,
@@ -163,13 +189,17 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
     root.mkdir(parents=True, exist_ok=True)
     fingerprint = source_fingerprint(source)
     target = root / f"{variant}-{fingerprint}"
-    found = _load_info(target, source)
+    found, _ = _load_info(target, source)
     if found is not None:
         return found
     with _variant_lock(root, variant):
-        found = _load_info(target, source)  # another process may have built it meanwhile
+        found, damage = _load_info(target, source)  # another process may have built it
         if found is not None:
             return found
+        if damage is not None:
+            _LOGGER.warning("The prepared %s backbone in %s is damaged (%s); the server "
+                            "removes it and prepares it again", variant, target, damage)
+            remove_folder(target)
         _remove_stale(root, variant, keep=target.name)
         _LOGGER.info("Preparing the %s backbone from %s into %s (once per model; about %d s "
                      "at the real model size on a small CPU) ...", variant, source, target,
@@ -181,18 +211,23 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
         try:
             info = _build(paths, source, variant, staging)
             info.update(variant=variant, fingerprint=fingerprint, version=PREPARE_VERSION,
-                        source=str(source), seconds=round(time.perf_counter() - start, 1))
-            (staging / INFO_FILE).write_text(json.dumps(info, indent=1) + "\n",
-                                             encoding="utf-8")
+                        source=str(source), seconds=round(time.perf_counter() - start, 1),
+                        files=file_records(staging))
+            with atomic_write(staging / INFO_FILE, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps(info, indent=1) + "\n")
+            fsync_dir(staging)
             os.replace(staging, target)
+            fsync_dir(root)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         _LOGGER.info("Prepared the %s backbone in %.1f s (%s)", variant,
                      time.perf_counter() - start, target)
         _return_freed_memory()
-    result = _load_info(target, source)
+    result, damage = _load_info(target, source)
     if result is None:  # pragma: no cover - the rename above makes it complete
-        raise ModelError(f"{target} was prepared but cannot be read back; delete it")
+        raise ModelError(f"{target} was prepared but does not read back ({damage}); the "
+                         "server runs the published backbone this time and prepares it "
+                         "again at the next start")
     return result
 
 
@@ -211,25 +246,37 @@ def _source_of(paths: ModelPaths | Path) -> Path:
     return path / BACKBONE if path.is_dir() else path
 
 
-def _load_info(folder: Path, source: Path) -> PreparedBackbone | None:
+def _load_info(folder: Path, source: Path) -> tuple[PreparedBackbone | None, str | None]:
+    """The prepared backbone in ``folder``, checked against its record; else None and what
+    is damaged (None when there is no folder at all)."""
+    if not folder.exists():
+        return None, None
     try:
         info = json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if info.get("version") != PREPARE_VERSION or not (folder / GRAPH_FILE).is_file():
-        return None
+    except FileNotFoundError:
+        return None, f"{INFO_FILE} is missing"
+    except (OSError, ValueError) as err:
+        return None, f"{INFO_FILE} is unreadable: {err}"
+    if not isinstance(info, dict) or info.get("version") != PREPARE_VERSION:
+        return None, f"{INFO_FILE} is from another version"
+    damage = check_files(folder, info.get("files"))
+    if damage is not None:
+        return None, damage
     weights = source.parent if info.get("weights") == "source" else folder
-    return PreparedBackbone(variant=str(info["variant"]), path=folder / GRAPH_FILE,
-                            weights_dir=weights, fingerprint=str(info["fingerprint"]),
-                            max_positions=int(info.get("max_positions", MAX_POSITIONS)),
-                            info=info)
+    try:
+        return PreparedBackbone(variant=str(info["variant"]), path=folder / GRAPH_FILE,
+                                weights_dir=weights, fingerprint=str(info["fingerprint"]),
+                                max_positions=int(info.get("max_positions", MAX_POSITIONS)),
+                                info=info), None
+    except (KeyError, TypeError, ValueError) as err:
+        return None, f"{INFO_FILE} lacks {err}"
 
 
 def _remove_stale(root: Path, variant: str, keep: str) -> None:
     """Builds of ``variant`` for another source, and leftovers of interrupted builds."""
     for folder in root.iterdir():
-        stale = folder.name.startswith(f"{variant}-") or \
-            folder.name.startswith(f".tmp-{variant}-")
+        stale = folder.name.startswith((f"{variant}-", f".tmp-{variant}-",
+                                        f".old-{variant}-"))
         if folder.is_dir() and stale and folder.name != keep:
             _LOGGER.info("Removing the outdated prepared backbone %s", folder)
             shutil.rmtree(folder, ignore_errors=True)
@@ -284,7 +331,7 @@ def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> d
             leftover.unlink()  # the rewritten graph and its weights
         info["weights"] = "own"
         return info
-    external_data_helper.load_external_data_for_model(model, str(source.parent))
+    load_external_tensors(model, source.parent)
     info.update(_convert_fp16(paths, model, out / GRAPH_FILE))
     info["weights"] = "own"
     return info
@@ -300,10 +347,11 @@ def _check_bidirectional(model: onnx.ModelProto, source: Path) -> None:
 
 
 def _rewritten_file(model: onnx.ModelProto, source: Path, out: Path) -> Path:
-    """``model`` saved in ``out`` with a copy of its weights beside it (onnx refuses to
-    read weights through a hard or symbolic link to the published file)."""
+    """``model`` saved in ``out`` with a copy of its weights beside it (quantize_dynamic
+    reads them with onnx's loader, which refuses a hard or symbolic link to the published
+    file)."""
     target = out / "rewritten.onnx"
-    external_data_helper.load_external_data_for_model(model, str(source.parent))
+    load_external_tensors(model, source.parent)
     save_with_own_data(model, target)
     return target
 

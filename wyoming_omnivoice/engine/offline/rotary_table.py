@@ -22,7 +22,9 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, external_data_helper, helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
+
+from wyoming_omnivoice.engine.external_data import load_external_tensor
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -107,9 +109,7 @@ def _evaluate(model: onnx.ModelProto, outputs: list[str], source_dir: Path | Non
         if copy.data_location == TensorProto.EXTERNAL:
             if source_dir is None:
                 raise RotaryChainNotFound(f"{tensor.name} is external and no folder given")
-            external_data_helper.load_external_data_for_tensor(copy, str(source_dir))
-            copy.data_location = TensorProto.DEFAULT
-            del copy.external_data[:]
+            load_external_tensor(copy, source_dir)
         initializers.append(copy)
     # Only the inputs' shapes matter to the chain: declare every dim free, feed 1 but the
     # sequence axes (each input's dims named like the sequence length).

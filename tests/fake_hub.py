@@ -1,0 +1,168 @@
+"""A local Hugging Face hub for tests: real huggingface_hub code against a tiny threaded
+HTTP server that mimics the hub's ``<repo>/resolve/<revision>/<path>`` URLs (HEAD with the
+``X-Repo-Commit`` / ``ETag`` / ``X-Linked-*`` headers huggingface_hub reads, GET with Range)
+and the tree listing ``hf download`` asks for. No network is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import urllib.parse
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def git_blob_sha1(data: bytes) -> str:
+    """What ``git hash-object`` prints for these bytes."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@dataclass
+class Repo:
+    name: str
+    revision: str
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- fake hub
+
+
+class FakeHub:
+    """Serves repositories over HTTP the way huggingface_hub expects the hub to."""
+
+    def __init__(self) -> None:
+        self.repos: dict[str, Repo] = {}
+        self.requests: list[tuple[str, str, str | None]] = []
+        self.cut_once: set[str] = set()  # paths whose next GET stops half way
+        self.missing: set[str] = set()  # paths answered with 404
+        self.bad_etag: set[str] = set()  # paths whose ETag is not the hash of the bytes
+        self._lock = threading.Lock()
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+            def do_HEAD(self) -> None:
+                self._serve(body=False)
+
+            def do_GET(self) -> None:
+                self._serve(body=True)
+
+            def _serve(self, *, body: bool) -> None:
+                path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+                with hub._lock:
+                    hub.requests.append((self.command, path, self.headers.get("Range")))
+                if path.startswith("/api/models/"):
+                    self._tree(path)
+                    return
+                found = hub.lookup(path)
+                if found is None:
+                    self._not_found()
+                    return
+                repo, file_path, data = found
+                # Like the hub: files in Git LFS have their SHA-256 as ETag, files kept in
+                # git itself (tokenizer.json) their git blob SHA-1.
+                lfs = file_path.endswith((".onnx", ".data"))
+                etag = hashlib.sha256(data).hexdigest() if lfs else git_blob_sha1(data)
+                if file_path in hub.bad_etag:
+                    other = b"other" + data
+                    etag = hashlib.sha256(other).hexdigest() if lfs else git_blob_sha1(other)
+                start = 0
+                rng = self.headers.get("Range")
+                if body and rng and rng.startswith("bytes="):
+                    start = int(rng[len("bytes="):].split("-")[0])
+                payload = data[start:]
+                self.send_response(206 if start else 200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("X-Repo-Commit", repo.revision)
+                self.send_header("ETag", f'"{etag}"')
+                self.send_header("X-Linked-Etag", f'"{etag}"')
+                self.send_header("X-Linked-Size", str(len(data)))
+                self.send_header("Accept-Ranges", "bytes")
+                if start:
+                    self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+                if not body:
+                    self.end_headers()
+                    return
+                cut = False
+                with hub._lock:
+                    if file_path in hub.cut_once and not start:
+                        hub.cut_once.discard(file_path)
+                        cut = True
+                if cut:
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(payload[: len(payload) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _tree(self, path: str) -> None:
+                """The file listing `hf download` (snapshot_download) asks for."""
+                for repo in hub.repos.values():
+                    if path.startswith(f"/api/models/{repo.name}/tree/{repo.revision}"):
+                        listing = [
+                            {
+                                "type": "file", "path": name, "size": len(data),
+                                "oid": git_blob_sha1(data),
+                                "lfs": {"oid": hashlib.sha256(data).hexdigest(),
+                                        "size": len(data), "pointerSize": 134},
+                            }
+                            for name, data in repo.files.items()
+                        ]
+                        body = json.dumps(listing).encode()
+                        self.send_response(200)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(body)))
+                        self.end_headers()
+                        self.wfile.write(body)
+                        return
+                self._not_found()
+
+            def _not_found(self) -> None:
+                message = b"Entry not found"
+                self.send_response(404)
+                self.send_header("X-Error-Code", "EntryNotFound")
+                self.send_header("X-Error-Message", "Entry not found")
+                self.send_header("Content-Length", str(len(message)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(message)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def lookup(self, url_path: str) -> tuple[Repo, str, bytes] | None:
+        for repo in self.repos.values():
+            prefix = f"/{repo.name}/resolve/{repo.revision}/"
+            if url_path.startswith(prefix):
+                file_path = url_path[len(prefix):]
+                if file_path in self.missing or file_path not in repo.files:
+                    return None
+                return repo, file_path, repo.files[file_path]
+        return None
+
+    def gets(self, file_path: str | None = None) -> list[tuple[str, str, str | None]]:
+        with self._lock:
+            return [
+                r for r in self.requests
+                if r[0] == "GET" and (file_path is None or r[1].endswith("/" + file_path))
+            ]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.requests.clear()
