@@ -10,9 +10,10 @@ A variant (:data:`.precision.VARIANTS`) is built from ``llm_backbone_fp32.onnx``
   fusion at load does not match the exported form);
 * ``fp32``: that graph; its weights stay in the published ``.data`` file (read by
   reference, nothing copied);
-* ``int8``: weight matrix products quantized with onnxruntime's ``quantize_dynamic``
-  (int8 weights per output channel, activations quantized at run time); only the backbone
-  (embeddings, heads and scoring stay fp32);
+* ``int8``: weight matrix products quantized as onnxruntime's ``quantize_dynamic`` does
+  (int8 weights per output channel, activations quantized at run time), written one weight
+  at a time by :mod:`.int8_streaming` (the same files, a peak of one matrix); only the
+  backbone (embeddings, heads and scoring stay fp32);
 * ``fp16``: the calibrated mixed-precision pass of :mod:`.fp16_calibrate`, with
   calibration inputs from :mod:`.calibration_prompts`.
 
@@ -49,6 +50,7 @@ from onnx import external_data_helper
 
 from wyoming_omnivoice.engine.model_files import BACKBONE, ModelError, ModelPaths
 from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
+from wyoming_omnivoice.engine.offline.int8_streaming import quantize_int8
 from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
 from wyoming_omnivoice.engine.offline.rotary_table import (
     MAX_POSITIONS,
@@ -273,15 +275,9 @@ def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> d
         info["weights"] = "source"
         return info
     if variant == "int8":
-        # quantize_dynamic given a model in memory copies it twice (a deep copy, then a
-        # reload after shape inference): 7.2 GB peak at the real size. Given a file it loads
-        # the weights once, so the rewritten graph is written out (1.8 GB for a while) and
-        # freed here first.
-        rewritten = _rewritten_file(model, source, out)
-        del model
-        info.update(_quantize_int8(rewritten, out / GRAPH_FILE))
-        for leftover in set(out.iterdir()) - {out / GRAPH_FILE, out / f"{GRAPH_FILE}.data"}:
-            leftover.unlink()  # the rewritten graph and its weights
+        # onnxruntime's quantize_dynamic holds the whole model and copies it (5.4 GB peak at
+        # the real size); the streaming step writes the same files one weight at a time.
+        info["int8_matmuls"] = quantize_int8(model, source.parent, out / GRAPH_FILE)
         info["weights"] = "own"
         return info
     external_data_helper.load_external_data_for_model(model, str(source.parent))
@@ -297,41 +293,6 @@ def _check_bidirectional(model: onnx.ModelProto, source: Path) -> None:
     if not isinstance(hidden, int):
         raise NotPreparable(f"{source}: inputs_embeds has no fixed hidden size")
     check_bidirectional(graph, hidden)
-
-
-def _rewritten_file(model: onnx.ModelProto, source: Path, out: Path) -> Path:
-    """``model`` saved in ``out`` with a copy of its weights beside it (onnx refuses to
-    read weights through a hard or symbolic link to the published file)."""
-    target = out / "rewritten.onnx"
-    external_data_helper.load_external_data_for_model(model, str(source.parent))
-    save_with_own_data(model, target)
-    return target
-
-
-def _quantize_int8(model: Path, target: Path) -> dict[str, Any]:
-    # quantize_dynamic logs every skipped tensor on the root logger: keep those out.
-    logging.disable(logging.WARNING)
-    try:
-        _quantize(model, target)
-    finally:
-        logging.disable(logging.NOTSET)
-    quantized = onnx.load(str(target), load_external_data=False)
-    count = sum(node.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")
-                for node in quantized.graph.node)
-    return {"int8_matmuls": count}
-
-
-def _quantize(model: Path, target: Path) -> None:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    quantize_dynamic(
-        model, target, op_types_to_quantize=["MatMul"], per_channel=True,
-        reduce_range=False, weight_type=QuantType.QInt8, use_external_data_format=True,
-        # Only products with a weight matrix; the attention products stay fp32. ONNX shape
-        # inference does not know SimplifiedLayerNormalization: its outputs are fp32.
-        extra_options={"MatMulConstBOnly": True,
-                       "DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
 
 
 def _convert_fp16(paths: ModelPaths | Path, model: onnx.ModelProto, target: Path
