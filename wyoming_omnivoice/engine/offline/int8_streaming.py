@@ -88,14 +88,14 @@ def column_scales(weights: np.ndarray) -> np.ndarray:
     absmax = np.maximum(np.abs(column_min), np.abs(column_max))
     wide = absmax.astype(np.float64)
     scale64 = (wide - (-wide)) / (np.float64(127) - np.float64(-127))
-    scales = scale64.astype(np.float32)
+    scales: np.ndarray = scale64.astype(np.float32)
     scales[scale64 < _FLOAT32_TINY] = np.float32(1.0)
     return scales
 
 
 def quantize_columns(weights: np.ndarray, scales: np.ndarray) -> np.ndarray:
     """``clip(rint(w / scale), -128, 127)`` per column, in float32 as onnxruntime does."""
-    quantized = np.rint(weights / scales)  # float32 / float32, ties to even
+    quantized: np.ndarray = np.rint(weights / scales)  # float32 / float32, ties to even
     np.clip(quantized, -128, 127, out=quantized)
     return quantized.astype(np.int8)
 
