@@ -18,6 +18,7 @@ __all__ = [
     "CAUSAL_DECODER_NAMES",
     "CLONING_FILES",
     "EMBEDDINGS",
+    "HEADS",
     "NO_TRANSCRIPT_HINT",
     "NUM_CODEBOOKS",
     "PRECISIONS",
@@ -26,6 +27,7 @@ __all__ = [
     "SHORT_REPLY",
     "TOKENIZER",
     "VARIANTS",
+    "VOCODER",
     "DecodeOptions",
     "Engine",
     "ModelError",
@@ -55,6 +57,8 @@ _PUBLIC = {
     "CLONING_FILES": "model_files",
     "DecodeOptions": "decoder",
     "EMBEDDINGS": "model_files",
+    "HEADS": "model_files",
+    "VOCODER": "model_files",
     "Engine": "core",
     "ModelError": "model_files",
     "NO_TRANSCRIPT_HINT": "reference",
@@ -100,8 +104,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.model_files import CAUSAL_DECODER_NAMES as CAUSAL_DECODER_NAMES
     from wyoming_omnivoice.engine.model_files import CLONING_FILES as CLONING_FILES
     from wyoming_omnivoice.engine.model_files import EMBEDDINGS as EMBEDDINGS
+    from wyoming_omnivoice.engine.model_files import HEADS as HEADS
     from wyoming_omnivoice.engine.model_files import REQUIRED_FILES as REQUIRED_FILES
     from wyoming_omnivoice.engine.model_files import TOKENIZER as TOKENIZER
+    from wyoming_omnivoice.engine.model_files import VOCODER as VOCODER
     from wyoming_omnivoice.engine.model_files import ModelError as ModelError
     from wyoming_omnivoice.engine.model_files import layout_problems as layout_problems
     from wyoming_omnivoice.engine.precision import PRECISIONS as PRECISIONS

@@ -158,9 +158,13 @@ class Graph:
         disabled_optimizers: Sequence[str] = (),
         external_data_dir: Path | None = None,
         record_placement: bool = False,
+        prepack: bool = True,
     ) -> None:
         """``model_bytes`` replaces the file's graph (``path`` still names it in errors);
-        ``external_data_dir`` is where such a graph's external weights lie."""
+        ``external_data_dir`` is where such a graph's external weights lie. ``prepack``
+        False keeps onnxruntime from copying the weights into its packed layouts: they stay
+        in its read-only memory map of the weights file (for a one-off run, such as a
+        probe; slower runs)."""
         ort = import_onnxruntime()
         self.path = path
         self.label = label or path.name
@@ -179,6 +183,8 @@ class Graph:
         options = session_options(threads=threads)
         if record_placement:
             options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+        if not prepack:
+            options.add_session_config_entry("session.disable_prepacking", "1")
         if external_data_dir is not None:
             options.add_session_config_entry(
                 "session.model_external_initializers_file_folder_path", str(external_data_dir))
