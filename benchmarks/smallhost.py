@@ -51,7 +51,6 @@ LOG_FORMAT = "%(relativeCreated)d %(name)s %(message)s"
 PHASES = (
     ("int8 preparation", re.compile(r"Prepared the int8 backbone in")),
     ("engine loaded", re.compile(r"OmniVoice engine ready on")),
-    ("default anchor", re.compile(r"Voice anchor of the default voice|Voice anchors: \d+ of")),
     ("all anchors", re.compile(r"Voice anchors: (\d+) of \1 built|Voice anchors: all")),
     ("warmed up", re.compile(r"warmed up")),
     ("listening", re.compile(r"Ready: listening")),
@@ -148,7 +147,7 @@ class Server:
         """Until anchors being built (in the background, by newer code) are all built."""
         while time.perf_counter() - self.started < timeout_s and self.process.poll() is None:
             text = self.log.read_text(errors="replace")
-            if "Voice anchors: building" not in text or PHASES[3][1].search(text):
+            if "Voice anchors: building" not in text or PHASES[2][1].search(text):
                 return
             time.sleep(0.5)
 

@@ -254,6 +254,7 @@ def start(args: argparse.Namespace) -> int:
                              connections=lambda: len(context.connections)),
         worker, options.num_step)
     worker.start()
+    assets.start_background()
     code = 1
     try:
         code = asyncio.run(serve(args, context))
