@@ -114,14 +114,14 @@ class Server:
     """``python -m wyoming_omnivoice`` of one checkout, optionally in a memory cgroup."""
 
     def __init__(self, checkout: Path, model: Path, data: Path, log: Path,
-                 cgroup: MemoryCgroup | None) -> None:
+                 cgroup: MemoryCgroup | None, extra: list[str]) -> None:
         self.uri = f"tcp://127.0.0.1:{_free_port()}"
         env = dict(os.environ, PYTHONPATH=str(checkout), ORT_DISABLE_TELEMETRY="1")
         self.log = log
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "wyoming_omnivoice", "--model-dir", str(model),
-             "--data-dir", str(data), "--uri", self.uri, "--log-format", LOG_FORMAT],
+             "--data-dir", str(data), "--uri", self.uri, "--log-format", LOG_FORMAT, *extra],
             cwd=checkout, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
             preexec_fn=cgroup.preexec() if cgroup else None)
         self.peak_anon = 0
@@ -175,12 +175,12 @@ class Server:
 
 
 def measure(label: str, checkout: Path, model: Path, data: Path, log: Path, *,
-            limit_gb: float | None, replies: int) -> Run:
+            limit_gb: float | None, replies: int, extra: list[str]) -> Run:
     run = Run(label)
     cgroup = MemoryCgroup.create("smallhost-bench", int(limit_gb * 2**30)) if limit_gb else None
     if limit_gb and cgroup is None:
         print(f"  (no memory cgroup here: {MemoryCgroup.unavailable}; running unlimited)")
-    server = Server(checkout, model, data, log, cgroup)
+    server = Server(checkout, model, data, log, cgroup, extra)
     try:
         ready = server.wait_ready()
         if ready is None:
@@ -306,6 +306,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None,
                         help="folder for the model copy, logs, base worktree (kept)")
     parser.add_argument("--only", choices=("base", "this"), default=None)
+    parser.add_argument("--server-arg", action="append", default=[],
+                        help="passed to both servers (e.g. --server-arg=--preload-languages "
+                             "--server-arg=none: one anchor, for a loaded machine)")
     parser.add_argument("--compare-int8", action="store_true")
     args = parser.parse_args()
     work = args.work or Path(tempfile.gettempdir()) / "smallhost-bench"
@@ -320,7 +323,7 @@ def main() -> None:
     if args.only == "base":
         checkouts.pop("this")
     print(f"model {args.model_dir} (copy in {model}); machine: {os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.1f}")
+          f"load {os.getloadavg()[0]:.1f}; server arguments: {' '.join(args.server_arg)}")
     first: dict[str, Run] = {}
     restarts: dict[str, list[Run]] = {label: [] for label in checkouts}
     for label, checkout in checkouts.items():
@@ -329,7 +332,8 @@ def main() -> None:
         shutil.rmtree(data, ignore_errors=True)
         print(f"first start: {label} (limit {args.limit_gb} GB) ...", flush=True)
         first[label] = measure(label, checkout, model, data, work / f"first-{label.split()[0]}"
-                               ".log", limit_gb=args.limit_gb, replies=0)
+                               ".log", limit_gb=args.limit_gb, replies=0,
+                               extra=args.server_arg)
         if not first[label].ready_s:
             # Killed or stopped under the limit: its figures from a start without one.
             unlimited = f"{label} (no limit)"
@@ -338,7 +342,7 @@ def main() -> None:
             shutil.rmtree(data, ignore_errors=True)
             first[unlimited] = measure(unlimited, checkout, model, data,
                                        work / f"first-{label.split()[0]}-unlimited.log",
-                                       limit_gb=None, replies=0)
+                                       limit_gb=None, replies=0, extra=args.server_arg)
         # Keep this side's prepared backbone for its restarts.
         kept = work / f"prepared-{label.split()[0]}"
         shutil.rmtree(kept, ignore_errors=True)
@@ -355,7 +359,7 @@ def main() -> None:
             restarts[label].append(measure(
                 label, checkout, model, work / f"data-{label.split()[0]}",
                 work / f"restart-{label.split()[0]}-{round_index}.log", limit_gb=None,
-                replies=args.replies))
+                replies=args.replies, extra=args.server_arg))
     report(first, restarts)
     print("\n(the machine was shared and loaded: figures are medians of interleaved runs)")
 

@@ -44,6 +44,7 @@ __all__ = [
     "normalize_instruct",
     "read_prompt_extras",
     "resolve_language",
+    "return_freed_memory",
     "strict_language",
 ]
 
@@ -75,6 +76,7 @@ _PUBLIC = {
     "choose_providers": "sessions",
     "default_num_steps": "precision",
     "default_precision": "precision",
+    "return_freed_memory": "sessions",
     "estimate_num_frames": "duration",
     "language_info": "languages",
     "layout_problems": "model_files",
@@ -121,6 +123,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.reference import load_reference_audio as load_reference_audio
     from wyoming_omnivoice.engine.reference import read_prompt_extras as read_prompt_extras
     from wyoming_omnivoice.engine.sessions import choose_providers as choose_providers
+    from wyoming_omnivoice.engine.sessions import return_freed_memory as return_freed_memory
 
 
 def __getattr__(name: str) -> Any:

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.engine import strict_language
+from wyoming_omnivoice.engine import return_freed_memory, strict_language
 from wyoming_omnivoice.errors import one_line
 from wyoming_omnivoice.voices.anchors import Anchor, AnchorCache
 from wyoming_omnivoice.voices.catalog import VoicePreset
@@ -183,6 +183,7 @@ class AnchorBuilder:
                         _LOGGER.warning("Voice %r: no anchor (%s); it is spoken without one",
                                         preset.name, one_line(str(err)))
             self._anchors.update(built)
+            return_freed_memory()  # a batch's working memory, back to the system
         finally:
             for lock in voice_locks:
                 lock.release()

@@ -30,9 +30,7 @@ temporary folder and renamed into place, so a half-written variant is never load
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
-import gc
 import hashlib
 import json
 import logging
@@ -40,7 +38,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,7 +58,7 @@ from wyoming_omnivoice.engine.offline.rotary_table import (
 )
 from wyoming_omnivoice.engine.precision import VARIANTS
 from wyoming_omnivoice.engine.probe import check_bidirectional
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.sessions import Graph, choose_providers, return_freed_memory
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -191,19 +189,11 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
             shutil.rmtree(staging, ignore_errors=True)
         _LOGGER.info("Prepared the %s backbone in %.1f s (%s)", variant,
                      time.perf_counter() - start, target)
-        _return_freed_memory()
+        return_freed_memory()  # a server that prepared int8 at its start held 3.8 GB
     result = _load_info(target, source)
     if result is None:  # pragma: no cover - the rename above makes it complete
         raise ModelError(f"{target} was prepared but cannot be read back; delete it")
     return result
-
-
-def _return_freed_memory() -> None:
-    """Hand the preparation's freed heap back to the system: glibc keeps it otherwise, and a
-    server that prepared int8 at its start then held 3.8 GB instead of 0.8 GB."""
-    gc.collect()
-    with suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to do
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _source_of(paths: ModelPaths | Path) -> Path:
