@@ -221,7 +221,7 @@ def private_model(model: Path, work: Path) -> Path:
 
 
 def _row(name: str, values: list[str]) -> None:
-    print(f"  {name:38s}" + "".join(f"{value:>18s}" for value in values))
+    print(f"  {name:38s}" + "".join(f"{value:>24s}" for value in values))
 
 
 def report(first: dict[str, Run], restarts: dict[str, list[Run]]) -> None:

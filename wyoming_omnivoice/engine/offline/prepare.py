@@ -70,7 +70,7 @@ INFO_FILE = "prepared.json"
 #: Bytes of the weights file read from its start and its end for the fingerprint.
 _SAMPLE_BYTES = 1 << 20
 #: Rough preparation cost at the real model size on a 2-core CPU, for the progress line.
-_EXPECTED_S = {"fp32": 30, "int8": 60, "fp16": 120}
+_EXPECTED_S = {"fp32": 30, "int8": 15, "fp16": 120}
 
 
 class NotPreparable(ModelError):
