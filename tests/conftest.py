@@ -99,6 +99,8 @@ class ServerProcess:
     env: dict[str, str] = field(default_factory=dict)
     #: What runs the server: the package, or a test-only entry such as faulty_server.py.
     entry: list[str] = field(default_factory=lambda: ["-m", "wyoming_omnivoice"])
+    #: Run in the child before the server (a memory cgroup's ``preexec``).
+    preexec: Callable[[], None] | None = None
 
     @property
     def uri(self) -> str:
@@ -118,6 +120,7 @@ class ServerProcess:
             self.process = subprocess.Popen(
                 [sys.executable, *self.entry, *self.args],
                 cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, env=env,
+                preexec_fn=self.preexec,
             )
         return self
 

@@ -73,7 +73,9 @@ def test_fp16_embedding_output_is_cast_on_the_device() -> None:
 def test_cuda_graph_request_is_a_no_op_on_cpu() -> None:
     engine = Engine.load(FIXTURES / "tiny", device="cpu", cuda_graph=True)
     assert engine.decoder.backbone.cuda_graph is False
-    assert engine.decoder.backbone.run_options is None
+    # The CPU's run options only shrink the arena after each run; no capture entry.
+    run_options = engine.decoder.backbone.run_options
+    assert run_options.get_run_config_entry("memory.enable_memory_arena_shrinkage") == "cpu:0"
     assert engine.decoder.row_buckets is None
     codes = engine.generate_codes("Still fine.", options=DETERMINISTIC)
     assert codes.shape[0] == 8

@@ -206,3 +206,21 @@ def test_a_failing_preparation_falls_back_to_the_published_backbone(
     engine = Engine.load(TINY, device="cpu", precision="int8")
     assert engine.precision == "published"
     assert "Could not prepare the int8 backbone (quantizer exploded)" in caplog.text
+
+
+def test_the_probe_before_preparing_reads_only_the_first_attention_block() -> None:
+    """The bidirectionality probe of a preparation runs on the first attention block (a
+    causal export already shows there: see the causal test above), not the whole fp32
+    backbone with its prepacked weights (1.9 GB at the real size)."""
+    model, _ = prepare.rewrite_backbone(TINY / BACKBONE)
+    block = prepare.first_attention_block(model)
+    assert block is not None
+    assert [o.name for o in block.graph.output] == ["hidden_states"]
+    assert {i.name for i in block.graph.input} == {"inputs_embeds", "attention_mask"}
+    weights = {t.name for t in block.graph.initializer if len(t.dims) == 2}
+    assert weights and weights < {t.name for t in model.graph.initializer if len(t.dims) == 2}
+    assert not any("layers.1." in name for name in {t.name for t in block.graph.initializer})
+    graph = Graph(TINY / BACKBONE, choose_providers("cpu"), model_bytes=block.SerializeToString(),
+                  external_data_dir=TINY, prepack=False)
+    (out,) = graph.run(random_feeds(64, 9, 1, 0), ["hidden_states"])
+    assert out.shape == (1, 9, 64)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from conftest import (
     REPO_ROOT,
     TINY_MODEL,
+    ServerProcess,
     audio_cycles,
     describe,
     free_port,
@@ -125,10 +128,19 @@ def _anchor_files(data_dir: Path) -> dict[str, int]:
     return {p.name: p.stat().st_mtime_ns for p in (data_dir / "anchors").glob("*.npz")}
 
 
+def _wait_background_anchors(server: ServerProcess) -> None:
+    """Until the anchors built in the background after ready are all built."""
+    deadline = time.monotonic() + 300
+    while not re.search(r"Voice anchors: (\d+) of \1 built", server.log):
+        assert server.alive and time.monotonic() < deadline, server.log
+        time.sleep(0.2)
+
+
 async def test_anchor_cache_is_reused_across_restarts(server_factory, tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     first = server_factory(data_dir=data_dir)
     assert "Generating the anchor for voice 'en-female-young'" in first.log
+    _wait_background_anchors(first)
     files = _anchor_files(data_dir)
     info = await describe(first.uri)
     preloaded = sum("en" in voice.languages for voice in info.tts[0].voices)
@@ -147,6 +159,8 @@ async def test_anchor_cache_is_reused_across_restarts(server_factory, tmp_path: 
     victim = sorted(files)[0]
     (data_dir / "anchors" / victim).write_bytes(b"not an npz file")
     third = server_factory(data_dir=data_dir)
+    if "Voice anchors: building" in third.log:  # the victim is not the default voice
+        _wait_background_anchors(third)
     assert third.log.count("Generating the anchor") == 1
     assert "rebuilding" in third.log
     assert set(_anchor_files(data_dir)) == set(files)

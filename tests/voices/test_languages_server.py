@@ -4,8 +4,10 @@ the anchor progress line and a bad --preload-languages."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,13 @@ pytestmark = pytest.mark.slow
 async def test_languages_voices_first_use_anchor_and_unknown_voice(server_factory,
                                                                    tmp_path: Path) -> None:
     server = server_factory(data_dir=tmp_path / "data")  # a fresh data dir: anchors built
-    assert "Voice anchors: " in server.log and " built (" in server.log  # n of N, time left
+    # Ready with the default voice's anchor; the other English ones in the background, with
+    # the progress line (n of N, time left).
+    assert "Voice anchors: building 14 in the background" in server.log
+    deadline = time.monotonic() + 300
+    while not re.search(r"Voice anchors: \d+ of 14 built \(", server.log):
+        assert server.alive and time.monotonic() < deadline, server.log
+        time.sleep(0.2)
     info = await describe(server.uri)
     voices = {voice.name: voice for voice in info.tts[0].voices}
     assert "de-DE" in voices["de-female"].languages and "de" in voices["de-female"].languages

@@ -18,6 +18,7 @@ __all__ = [
     "CAUSAL_DECODER_NAMES",
     "CLONING_FILES",
     "EMBEDDINGS",
+    "HEADS",
     "NO_TRANSCRIPT_HINT",
     "NUM_CODEBOOKS",
     "PRECISIONS",
@@ -26,6 +27,7 @@ __all__ = [
     "SHORT_REPLY",
     "TOKENIZER",
     "VARIANTS",
+    "VOCODER",
     "DecodeOptions",
     "Engine",
     "ModelError",
@@ -42,6 +44,7 @@ __all__ = [
     "normalize_instruct",
     "read_prompt_extras",
     "resolve_language",
+    "return_freed_memory",
     "strict_language",
 ]
 
@@ -55,6 +58,8 @@ _PUBLIC = {
     "CLONING_FILES": "model_files",
     "DecodeOptions": "decoder",
     "EMBEDDINGS": "model_files",
+    "HEADS": "model_files",
+    "VOCODER": "model_files",
     "Engine": "core",
     "ModelError": "model_files",
     "NO_TRANSCRIPT_HINT": "reference",
@@ -71,6 +76,7 @@ _PUBLIC = {
     "choose_providers": "sessions",
     "default_num_steps": "precision",
     "default_precision": "precision",
+    "return_freed_memory": "sessions",
     "estimate_num_frames": "duration",
     "language_info": "languages",
     "layout_problems": "model_files",
@@ -99,8 +105,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.model_files import CAUSAL_DECODER_NAMES as CAUSAL_DECODER_NAMES
     from wyoming_omnivoice.engine.model_files import CLONING_FILES as CLONING_FILES
     from wyoming_omnivoice.engine.model_files import EMBEDDINGS as EMBEDDINGS
+    from wyoming_omnivoice.engine.model_files import HEADS as HEADS
     from wyoming_omnivoice.engine.model_files import REQUIRED_FILES as REQUIRED_FILES
     from wyoming_omnivoice.engine.model_files import TOKENIZER as TOKENIZER
+    from wyoming_omnivoice.engine.model_files import VOCODER as VOCODER
     from wyoming_omnivoice.engine.model_files import ModelError as ModelError
     from wyoming_omnivoice.engine.model_files import layout_problems as layout_problems
     from wyoming_omnivoice.engine.planning import SynthesisRequest as SynthesisRequest
@@ -115,6 +123,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.reference import load_reference_audio as load_reference_audio
     from wyoming_omnivoice.engine.reference import read_prompt_extras as read_prompt_extras
     from wyoming_omnivoice.engine.sessions import choose_providers as choose_providers
+    from wyoming_omnivoice.engine.sessions import return_freed_memory as return_freed_memory
 
 
 def __getattr__(name: str) -> Any:

@@ -184,6 +184,7 @@ class Decoder:
                 ["inputs_embeds"],
                 self.embeddings.cast_inputs({"input_ids": grid.ids,
                                              "audio_mask": grid.audio_mask}),
+                self.embeddings.run_options,
             )
             t1 = time.perf_counter()
             (hidden,) = self.backbone.session.run(

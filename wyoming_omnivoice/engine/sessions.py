@@ -7,8 +7,11 @@ the published fp16 graphs and fp32 exports work with the same calling code.
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import logging
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,9 +162,13 @@ class Graph:
         disabled_optimizers: Sequence[str] = (),
         external_data_dir: Path | None = None,
         record_placement: bool = False,
+        prepack: bool = True,
     ) -> None:
         """``model_bytes`` replaces the file's graph (``path`` still names it in errors);
-        ``external_data_dir`` is where such a graph's external weights lie."""
+        ``external_data_dir`` is where such a graph's external weights lie. ``prepack``
+        False keeps onnxruntime from copying the weights into its packed layouts: they stay
+        in its read-only memory map of the weights file (for a one-off run, such as a
+        probe; slower runs)."""
         ort = import_onnxruntime()
         self.path = path
         self.label = label or path.name
@@ -187,6 +194,8 @@ class Graph:
         options = session_options(threads=threads)
         if record_placement:
             options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+        if not prepack:
+            options.add_session_config_entry("session.disable_prepacking", "1")
         if external_data_dir is not None:
             options.add_session_config_entry(
                 "session.model_external_initializers_file_folder_path", str(external_data_dir))
@@ -204,6 +213,8 @@ class Graph:
             ) from err
         active = self.session.get_providers()
         self.device = "cuda" if active and active[0] == CUDA_PROVIDER else "cpu"
+        if self.run_options is None and self.device == "cpu":
+            self.run_options = shrinking_run_options()
         self.inputs = {i.name: _spec(i) for i in self.session.get_inputs()}
         self.outputs = {o.name: _spec(o) for o in self.session.get_outputs()}
 
@@ -241,6 +252,24 @@ class Graph:
         return [
             r.astype(np.float32) if r.dtype == np.float16 else r for r in results
         ]
+
+
+def shrinking_run_options() -> Any:
+    """CPU runs that hand their arena's unused chunks back when they end: a batch of 8
+    (warm-up, anchors, a busy moment) otherwise leaves its working memory reserved for the
+    life of the server (0.97 -> 0.78 GB resident after a batch of 8 at the real size, with
+    :func:`return_freed_memory`; a one-sentence reply measured no slower)."""
+    options = import_onnxruntime().RunOptions()
+    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    return options
+
+
+def return_freed_memory() -> None:
+    """Hand freed heap back to the system: glibc keeps it otherwise (after preparing a
+    backbone, after a large batch)."""
+    gc.collect()
+    with suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to do
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def provider_name(provider: Any) -> str:

@@ -98,6 +98,7 @@ def start(config: Config) -> int:
         args.metrics_uri, engine, gauges,
         worker, options.num_step)
     worker.start()
+    assets.start_background()
     code = 1
     try:
         code = asyncio.run(serve(args, context))

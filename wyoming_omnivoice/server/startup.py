@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wyoming_omnivoice.server.errors import StartupError, one_line
+from wyoming_omnivoice.server.memory_room import check_start_memory
 from wyoming_omnivoice.voices.catalog import VoiceCatalog
 from wyoming_omnivoice.voices.config import VoiceProblem
 from wyoming_omnivoice.voices.gather import gather_voices
@@ -86,10 +87,13 @@ def load_engine(model_dir: Path, device: str, precision: str = "auto", *,
     so its failure stops the start with the reason.
     """
     from wyoming_omnivoice import Engine
-    from wyoming_omnivoice.engine import ModelError, choose_providers
+    from wyoming_omnivoice.engine import ModelError, choose_providers, default_precision
 
     wanted_gpu = device == "cuda" or (device == "auto"
                                       and choose_providers("auto").device == "cuda")
+    if not wanted_gpu:  # before the heavy work: one line instead of a kernel kill
+        check_start_memory(model_dir, default_precision("cpu") if precision == "auto"
+                           else precision)
     try:
         engine = Engine.load(model_dir, device=device, precision=precision,
                              allow_tf32=allow_tf32, cache_dir=cache_dir)
@@ -109,6 +113,7 @@ def load_engine(model_dir: Path, device: str, precision: str = "auto", *,
         _LOGGER.error(_CPU_FALLBACK, reason)
         return engine
     _LOGGER.error(_CPU_FALLBACK, reason)
+    check_start_memory(model_dir, default_precision("cpu") if precision == "auto" else precision)
     try:
         return Engine.load(model_dir, device="cpu", precision=precision,
                            cache_dir=cache_dir)

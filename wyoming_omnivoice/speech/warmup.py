@@ -1,11 +1,9 @@
 """One warm-up at start-up, so the first request is as fast as the next.
 
-Sessions are initialised, the normaliser's imports done, one full synthesis runs with the
-default voice, and one decode step of a full batch (``max_batch`` requests of the engine's
-own reply-sized warm-up sentence) runs so
-the allocations a burst of concurrent requests needs are made before "ready": the first
-burst is not slowed by them, and resident memory stays flat after start-up instead of
-stepping up at the first busy moment.
+Sessions are initialised, the normaliser's imports done, and one single-step synthesis runs
+with the default voice (every graph once). Sessions hand their working memory back after
+each run (:func:`..engine.sessions.shrinking_run_options`), so a warm-up burst of a full
+batch would no longer keep a busy moment's allocations ready, only cost the restart time.
 """
 
 from __future__ import annotations
@@ -28,19 +26,23 @@ NORMALIZE_SAMPLE = "It is 21.5 degrees at 10:30."
 
 def warm_up(engine: Engine, catalog: VoiceCatalog, default: VoicePreset,
             make_request: RequestBuilder, options: DecodeOptions, max_batch: int = 1) -> None:
-    """Warm the engine and the text normalisers; StartupError if the default voice fails."""
-    from wyoming_omnivoice.engine import SHORT_REPLY
+    """Warm the engine and the text normalisers; StartupError if the default voice fails
+    (``max_batch`` is kept for callers; the burst it sized is gone, see the module)."""
+    from wyoming_omnivoice.engine import return_freed_memory
     from wyoming_omnivoice.text.normalize import normalize_text, supports_language
 
     engine.warm_up()
     for language in sorted({lang for preset in catalog for lang in preset.languages}):
         if supports_language(language):
             normalize_text(NORMALIZE_SAMPLE, language)
+    # One step through every graph (embeddings, backbone, scoring, vocoder) with the
+    # default voice: the first request then meets warm sessions. The full 16-step
+    # synthesis and the batch of max_batch that were here cost a restart about 5 s at the
+    # real size on 2 cores, and the batch left its working memory resident.
     try:
-        engine.synthesize_batch([make_request(default, WARMUP_TEXT)], options=options)
-        if max_batch > 1:
-            burst = [make_request(default, SHORT_REPLY)] * max_batch
-            engine.generate_codes_batch(burst, options=replace(options, num_step=1))
+        engine.synthesize_batch([make_request(default, WARMUP_TEXT)],
+                                options=replace(options, num_step=1))
     except ValueError as err:
         raise StartupError(f"Warm-up synthesis with voice {default.name!r} failed: {err}"
                            ) from None
+    return_freed_memory()

@@ -125,12 +125,14 @@ class AnchorCache:
         return path
 
     def ensure_all(self, presets: list[VoicePreset], engine: Engine,
-                   options: DecodeOptions | None = None, batch_size: int = 8
-                   ) -> dict[str, Anchor]:
+                   options: DecodeOptions | None = None, batch_size: int = 8,
+                   log_progress: bool = True) -> dict[str, Anchor]:
         """Anchors for ``presets`` (by name): cached ones loaded, missing ones generated.
 
         Missing anchors are decoded in batches with ``engine.generate_codes_batch``; every
         item carries its own seed, so the codes equal a lone ``generate_codes`` call.
+        ``log_progress`` False leaves the progress lines to the caller (the background
+        builder counts over all its batches).
         """
         anchors: dict[str, Anchor] = {}
         missing: list[VoicePreset] = []
@@ -141,7 +143,7 @@ class AnchorCache:
             else:
                 anchors[preset.name] = cached
         began = time.monotonic()
-        if missing:
+        if missing and log_progress:
             _LOGGER.info("Voice anchors: building %d (%d cached), %d at a time; only the first "
                          "start does this, later starts load them from %s", len(missing),
                          len(anchors), max(1, batch_size), self.directory)
@@ -149,7 +151,7 @@ class AnchorCache:
             group = missing[start:start + max(1, batch_size)]
             _LOGGER.info("Generating the anchor for voice %s",
                          ", ".join(repr(preset.name) for preset in group))
-            if start:
+            if start and log_progress:
                 _log_progress(start, len(missing), time.monotonic() - began)
             from wyoming_omnivoice import SynthesisRequest
 
@@ -164,7 +166,7 @@ class AnchorCache:
                                 text=anchor_text_for(preset))
                 self._store(preset, anchor)
                 anchors[preset.name] = anchor
-        if missing:
+        if missing and log_progress:
             _log_progress(len(missing), len(missing), time.monotonic() - began)
         return anchors
 

@@ -54,9 +54,15 @@ class VoiceAssets:
         return anchor
 
     def attach(self, worker: EngineThread) -> None:
-        """From now on, anchors built on first use are built on the worker's thread."""
+        """From now on, anchors are built on the worker's thread."""
         if self.builder is not None:
             self.builder.worker = worker
+
+    def start_background(self) -> None:
+        """The preloaded voices' anchors not built yet, built now in the background (once
+        the worker runs: the server is ready meanwhile)."""
+        if self.builder is not None:
+            self.builder.start_background()
 
 
 def preset_from_spec(spec: cloned_voices.ClonedVoiceSpec) -> VoicePreset:
@@ -101,19 +107,18 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
     cache = AnchorCache(data_dir / "anchors", engine.fingerprint,
                         settings={"num_step": options.num_step,
                                   "guidance_scale": options.guidance_scale})
-    anchored = [preset for preset in catalog
-                if preset.uses_anchor and preloaded(preset, preload, default)]
+    # Before ready: the default voice's anchor only; the other preloaded voices' are
+    # built in the background once the worker runs (AnchorBuilder.start_background).
+    first = [preset for preset in catalog if preset.uses_anchor and preset.name == default]
+    background = [preset for preset in catalog if preset.uses_anchor
+                  and preset.name != default and preloaded(preset, preload, default)]
     later = [preset for preset in catalog
              if preset.uses_anchor and not preloaded(preset, preload, default)]
-    try:
-        assets.anchors = cache.ensure_all(anchored, engine, options, batch_size=batch_size)
-    except ValueError:
-        # One preset the engine refuses fails the batch: make them one by one.
-        for preset in anchored:
-            try:
-                assets.anchors[preset.name] = cache.get_or_create(preset, engine, options)
-            except ValueError as err:
-                failed[preset.name] = f"Voice {preset.name!r} ({preset.source}): {err}"
+    for preset in first:
+        try:
+            assets.anchors[preset.name] = cache.get_or_create(preset, engine, options)
+        except ValueError as err:
+            failed[preset.name] = f"Voice {preset.name!r} ({preset.source}): {err}"
     for preset in catalog:
         if not preset.is_cloned:
             continue
@@ -121,11 +126,12 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
             assets.prompts[preset.name] = clone_prompt_for(engine, preset, data_dir)
         except ValueError as err:
             failed[preset.name] = f"Voice {preset.name!r} ({preset.source}): {err}"
-    for preset in later:
+    for preset in background + later:
         cached = cache.load(preset)
         if cached is not None:
             assets.anchors[preset.name] = cached
-    assets.builder = AnchorBuilder(cache, engine, options, assets.anchors)
+    assets.builder = AnchorBuilder(cache, engine, options, assets.anchors,
+                                   background=background, batch_size=batch_size)
     if later:
         _LOGGER.info("%d voice anchor(s) of other languages are cached, %d are built on "
                      "first use (--preload-languages)",

@@ -1,12 +1,16 @@
-"""Anchors built at start-up for some languages, and on first use for the rest.
+"""Anchors: the default voice's before the server is ready, the preloaded languages' in the
+background once it is, and the rest on first use.
 
 With a voice per preset and language (hundreds of designed voices), building every anchor
-at start-up would take hours on a CPU (20-55 s each at 16 steps, real model size). So only
-the voices of ``--preload-languages`` (default ``en``) and the default voice are anchored
-before the server is ready; the anchor of any other voice is loaded from the cache at
-start-up when it is there, else built the first time a request uses the voice, on the
-inference worker's thread (the engine's only user while the server runs), then cached on
-disk like the others.
+at start-up would take hours on a CPU (20-55 s each at 16 steps, real model size). Only the
+default voice's anchor is built before the server is ready (its requests need it at once);
+the other voices of ``--preload-languages`` (default ``en``) are built right after, in the
+background, in batches on the inference worker's thread (the engine's only user while the
+server runs; requests go first between batches), with the usual progress line. The anchor
+of any other voice is loaded from the cache at start-up when it is there, else built the
+first time a request uses the voice. A request for a voice whose anchor is not built yet
+builds that one anchor (or waits for the batch that holds it), never all of them. Every
+anchor is cached on disk like the others.
 """
 
 from __future__ import annotations
@@ -14,10 +18,12 @@ from __future__ import annotations
 import argparse
 import logging
 import threading
+import time
 from collections.abc import Iterable
+from functools import partial
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.engine import strict_language
+from wyoming_omnivoice.engine import return_freed_memory, strict_language
 from wyoming_omnivoice.errors import one_line
 from wyoming_omnivoice.voices.anchors import Anchor, AnchorCache
 from wyoming_omnivoice.voices.catalog import VoicePreset
@@ -57,18 +63,31 @@ def preloaded(preset: VoicePreset, languages: Iterable[str], default: str) -> bo
 
 
 class AnchorBuilder:
-    """Anchors of voices not preloaded: built once, on first use, then shared."""
+    """Anchors of voices not built before ready: in the background (preloaded languages) or
+    on first use (the rest), each built once, then shared."""
 
     def __init__(self, cache: AnchorCache, engine: Engine, options: DecodeOptions,
-                 anchors: dict[str, Anchor]) -> None:
+                 anchors: dict[str, Anchor], background: Iterable[VoicePreset] = (),
+                 batch_size: int = 8) -> None:
         self._cache = cache
         self._engine = engine
         self._options = options
         self._anchors = anchors
         self._failed: set[str] = set()
         self._lock = threading.Lock()
+        #: One lock per voice being built: a request waits for its own voice only.
+        self._building: dict[str, threading.Lock] = {}
+        self._background = list(background)
+        self._batch_size = max(1, batch_size)
+        self._thread: threading.Thread | None = None
         #: Set once the worker runs; before that (warm-up) the engine is used directly.
         self.worker: EngineThread | None = None
+
+    @property
+    def background_left(self) -> int:
+        """Anchors the background has still to build."""
+        return sum(preset.name not in self._anchors and preset.name not in self._failed
+                   for preset in self._background)
 
     def get(self, preset: VoicePreset) -> Anchor | None:
         """The anchor of ``preset``, built now if needed (blocks the caller, never the loop).
@@ -77,6 +96,11 @@ class AnchorBuilder:
         """
         with self._lock:
             anchor = self._anchors.get(preset.name)
+            if anchor is not None or preset.name in self._failed:
+                return anchor
+            voice_lock = self._building.setdefault(preset.name, threading.Lock())
+        with voice_lock:
+            anchor = self._anchors.get(preset.name)  # built meanwhile
             if anchor is not None or preset.name in self._failed:
                 return anchor
             _LOGGER.info("Building the anchor of voice %r on its first use", preset.name)
@@ -95,3 +119,62 @@ class AnchorBuilder:
             return self._cache.get_or_create(preset, self._engine, self._options)
         return self.worker.call(
             lambda engine: self._cache.get_or_create(preset, engine, self._options)).result()
+
+    def start_background(self) -> None:
+        """Build the background anchors on the worker, batch by batch (needs ``worker``)."""
+        if self.worker is None or not self.background_left or self._thread is not None:
+            return
+        _LOGGER.info("Voice anchors: building %d in the background, %d at a time (a request "
+                     "for one of these voices builds its own first); only the first start "
+                     "does this", self.background_left, self._batch_size)
+        self._thread = threading.Thread(target=self._run_background, name="anchors",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run_background(self) -> None:
+        total = self.background_left
+        began = time.monotonic()
+        while True:
+            group = [preset for preset in self._background
+                     if preset.name not in self._anchors and preset.name not in self._failed
+                     ][:self._batch_size]
+            if not group:
+                break
+            try:
+                self._build_group(group)
+            except EngineThreadStopped:
+                return  # shutting down
+            done = total - self.background_left
+            left = (time.monotonic() - began) / max(1, done) * (total - done)
+            _LOGGER.info("Voice anchors: %d of %d built (%.0f s elapsed, about %.0f s left)",
+                         done, total, time.monotonic() - began, left)
+
+    def _build_group(self, group: list[VoicePreset]) -> None:
+        assert self.worker is not None
+        voice_locks = []
+        with self._lock:
+            for preset in group:
+                voice_locks.append(self._building.setdefault(preset.name, threading.Lock()))
+        for lock in voice_locks:  # requests for these voices wait for this batch
+            lock.acquire()
+        try:
+            try:
+                built = self.worker.call(lambda engine: self._cache.ensure_all(
+                    group, engine, self._options, batch_size=len(group),
+                    log_progress=False)).result()
+            except ValueError:
+                built = {}  # one voice the engine refuses fails the batch: one by one
+                for preset in group:
+                    try:
+                        built[preset.name] = self.worker.call(
+                            partial(self._cache.get_or_create, preset,
+                                    options=self._options)).result()
+                    except ValueError as err:
+                        self._failed.add(preset.name)
+                        _LOGGER.warning("Voice %r: no anchor (%s); it is spoken without one",
+                                        preset.name, one_line(str(err)))
+            self._anchors.update(built)
+            return_freed_memory()  # a batch's working memory, back to the system
+        finally:
+            for lock in voice_locks:
+                lock.release()

@@ -10,9 +10,10 @@ A variant (:data:`.precision.VARIANTS`) is built from ``llm_backbone_fp32.onnx``
   fusion at load does not match the exported form);
 * ``fp32``: that graph; its weights stay in the published ``.data`` file (read by
   reference, nothing copied);
-* ``int8``: weight matrix products quantized with onnxruntime's ``quantize_dynamic``
-  (int8 weights per output channel, activations quantized at run time); only the backbone
-  (embeddings, heads and scoring stay fp32);
+* ``int8``: weight matrix products quantized as onnxruntime's ``quantize_dynamic`` does
+  (int8 weights per output channel, activations quantized at run time), written one weight
+  at a time by :mod:`.int8_streaming` (the same files, a peak of one matrix); only the
+  backbone (embeddings, heads and scoring stay fp32);
 * ``fp16``: the calibrated mixed-precision pass of :mod:`.fp16_calibrate`, with
   calibration inputs from :mod:`.calibration_prompts`.
 
@@ -34,9 +35,7 @@ reason to run the slower published backbone for good.
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
-import gc
 import hashlib
 import json
 import logging
@@ -44,7 +43,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +54,7 @@ from wyoming_omnivoice.atomic import atomic_write
 from wyoming_omnivoice.engine.external_data import is_linked_folder, load_external_tensors
 from wyoming_omnivoice.engine.model_files import BACKBONE, ModelError, ModelPaths
 from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
+from wyoming_omnivoice.engine.offline.int8_streaming import quantize_int8
 from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
 from wyoming_omnivoice.engine.offline.prepared_record import (
     GRAPH_FILE,
@@ -72,7 +72,7 @@ from wyoming_omnivoice.engine.offline.rotary_table import (
 )
 from wyoming_omnivoice.engine.precision import VARIANTS
 from wyoming_omnivoice.engine.probe import check_bidirectional
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.sessions import Graph, choose_providers, return_freed_memory
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ PREPARED_DIR = "prepared"
 #: Bytes of the weights file read from its start and its end for the fingerprint.
 _SAMPLE_BYTES = 1 << 20
 #: Rough preparation cost at the real model size on a 2-core CPU, for the progress line.
-_EXPECTED_S = {"fp32": 30, "int8": 60, "fp16": 120}
+_EXPECTED_S = {"fp32": 30, "int8": 15, "fp16": 120}
 
 
 class NotPreparable(ModelError):
@@ -222,21 +222,13 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
             shutil.rmtree(staging, ignore_errors=True)
         _LOGGER.info("Prepared the %s backbone in %.1f s (%s)", variant,
                      time.perf_counter() - start, target)
-        _return_freed_memory()
+        return_freed_memory()  # a server that prepared int8 at its start held 3.8 GB
     result, damage = _load_info(target, source)
     if result is None:  # pragma: no cover - the rename above makes it complete
         raise ModelError(f"{target} was prepared but does not read back ({damage}); the "
                          "server runs the published backbone this time and prepares it "
                          "again at the next start")
     return result
-
-
-def _return_freed_memory() -> None:
-    """Hand the preparation's freed heap back to the system: glibc keeps it otherwise, and a
-    server that prepared int8 at its start then held 3.8 GB instead of 0.8 GB."""
-    gc.collect()
-    with suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to do
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _source_of(paths: ModelPaths | Path) -> Path:
@@ -320,15 +312,9 @@ def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> d
         info["weights"] = "source"
         return info
     if variant == "int8":
-        # quantize_dynamic given a model in memory copies it twice (a deep copy, then a
-        # reload after shape inference): 7.2 GB peak at the real size. Given a file it loads
-        # the weights once, so the rewritten graph is written out (1.8 GB for a while) and
-        # freed here first.
-        rewritten = _rewritten_file(model, source, out)
-        del model
-        info.update(_quantize_int8(rewritten, out / GRAPH_FILE))
-        for leftover in set(out.iterdir()) - {out / GRAPH_FILE, out / f"{GRAPH_FILE}.data"}:
-            leftover.unlink()  # the rewritten graph and its weights
+        # onnxruntime's quantize_dynamic holds the whole model and copies it (5.4 GB peak at
+        # the real size); the streaming step writes the same files one weight at a time.
+        info["int8_matmuls"] = quantize_int8(model, source.parent, out / GRAPH_FILE)
         info["weights"] = "own"
         return info
     load_external_tensors(model, source.parent)
@@ -338,48 +324,50 @@ def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> d
 
 
 def _check_bidirectional(model: onnx.ModelProto, source: Path) -> None:
-    graph = Graph(source, choose_providers("cpu"), model_bytes=model.SerializeToString(),
-                  external_data_dir=source.parent)
+    """The probe of :mod:`..probe` on the first attention block (the whole graph when that
+    block is not found), weights read through onnxruntime's memory map of the published
+    file and not prepacked: a causal export already leaves earlier positions unchanged
+    there, and the whole fp32 backbone with prepacked weights cost 1.9 GB at the real size
+    (first block, not prepacked: about 0.2 GB and under a second)."""
+    probed = first_attention_block(model) or model
+    graph = Graph(source, choose_providers("cpu"), model_bytes=probed.SerializeToString(),
+                  external_data_dir=source.parent, prepack=False)
     hidden = graph.inputs["inputs_embeds"].shape[-1]
     if not isinstance(hidden, int):
         raise NotPreparable(f"{source}: inputs_embeds has no fixed hidden size")
     check_bidirectional(graph, hidden)
 
 
-def _rewritten_file(model: onnx.ModelProto, source: Path, out: Path) -> Path:
-    """``model`` saved in ``out`` with a copy of its weights beside it (quantize_dynamic
-    reads them with onnx's loader, which refuses a hard or symbolic link to the published
-    file)."""
-    target = out / "rewritten.onnx"
-    load_external_tensors(model, source.parent)
-    save_with_own_data(model, target)
-    return target
-
-
-def _quantize_int8(model: Path, target: Path) -> dict[str, Any]:
-    # quantize_dynamic logs every skipped tensor on the root logger: keep those out.
-    logging.disable(logging.WARNING)
-    try:
-        _quantize(model, target)
-    finally:
-        logging.disable(logging.NOTSET)
-    quantized = onnx.load(str(target), load_external_data=False)
-    count = sum(node.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")
-                for node in quantized.graph.node)
-    return {"int8_matmuls": count}
-
-
-def _quantize(model: Path, target: Path) -> None:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    quantize_dynamic(
-        model, target, op_types_to_quantize=["MatMul"], per_channel=True,
-        reduce_range=False, weight_type=QuantType.QInt8, use_external_data_format=True,
-        # Only products with a weight matrix; the attention products stay fp32. ONNX shape
-        # inference does not know SimplifiedLayerNormalization: its outputs are fp32.
-        extra_options={"MatMulConstBOnly": True,
-                       "DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
+def first_attention_block(model: onnx.ModelProto) -> onnx.ModelProto | None:
+    """The backbone up to its first residual sum (``inputs_embeds`` + attention), its
+    output named ``hidden_states``; None when the graph has no such sum or the block does
+    not read the mask."""
+    graph = model.graph
+    residual = next((node for node in graph.node
+                     if node.op_type == "Add" and "inputs_embeds" in node.input), None)
+    if residual is None:
+        return None
+    producers = {out: index for index, node in enumerate(graph.node) for out in node.output}
+    kept: set[int] = set()
+    pending = [residual.output[0]]
+    while pending:
+        index = producers.get(pending.pop())
+        if index is None or index in kept:
+            continue
+        kept.add(index)
+        pending.extend(name for name in graph.node[index].input if name)
+    nodes = [graph.node[index] for index in sorted(kept)]
+    read = {name for node in nodes for name in node.input}
+    if not {"inputs_embeds", "attention_mask"} <= read:
+        return None
+    output = onnx.ValueInfoProto()
+    output.CopyFrom(next(o for o in graph.output if o.name == "hidden_states"))
+    block = onnx.helper.make_graph(
+        [*nodes, onnx.helper.make_node("Identity", [residual.output[0]], ["hidden_states"])],
+        "first_attention_block", list(graph.input), [output],
+        [tensor for tensor in graph.initializer if tensor.name in read])
+    return onnx.helper.make_model(block, opset_imports=list(model.opset_import),
+                                  ir_version=model.ir_version)
 
 
 def _convert_fp16(paths: ModelPaths | Path, model: onnx.ModelProto, target: Path

@@ -1,0 +1,414 @@
+"""The int8 backbone written one weight at a time: onnxruntime's dynamic quantization,
+reproduced byte for byte, with a bounded memory peak.
+
+Why our own step: onnxruntime's ``quantize_dynamic`` holds the whole fp32 model in memory,
+and copies it (a deep copy and two reloads around ONNX shape inference): 5.4 GB at the real
+size, given a file. Its API takes a model or a path, nothing that yields weights one by one,
+so it cannot stream. This module makes the same file from the graph alone (a few MB): each
+weight matrix is read through a memory map of the published ``.data`` file, quantized and
+appended to the output's weights file before the next is read; the peak is one matrix.
+
+What it reproduces (onnxruntime 1.2x, ``op_types_to_quantize=["MatMul"]``,
+``per_channel=True``, ``reduce_range=False``, ``QInt8`` weights, ``MatMulConstBOnly``):
+
+* every ``MatMul`` whose ``B`` is a float initializer becomes ``DynamicQuantizeLinear`` of
+  ``A`` (once per activation) -> ``MatMulInteger`` -> ``Cast`` -> ``Mul`` by the product of
+  the two scales; the names are onnxruntime's (``<A>_quantized``, ``<B>_scale``, ...);
+* weights symmetric per output column: ``scale = float32(2 * absmax / 254)`` (computed in
+  float64; 1.0 when below float32's smallest normal), zero point 0, values
+  ``clip(rint(w / scale), -128, 127)`` in float32 arithmetic;
+* the graph's value types from ONNX shape inference (run twice, as the quantizer does),
+  ``onnx.infer`` metadata, producer ``onnx.quantize``, unused initializers removed, the nodes
+  in onnxruntime's topological order, and every tensor whose raw bytes reach onnx's 1024-byte
+  threshold written to ``<name>.data`` in onnx's order with no padding.
+
+``tests/engine/test_int8_streaming.py`` compares the result with ``quantize_dynamic``'s,
+file for file, on the tiny model; ``benchmarks/smallhost.py --compare-int8`` does it at the
+real size. Anything outside that pattern (a quantized weight also read by another node,
+subgraphs, float16 weights) raises :class:`StreamingUnsupported`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, external_data_helper, helper, numpy_helper
+
+from wyoming_omnivoice.engine.model_files import ModelError
+
+#: onnx writes a tensor to the weights file when ``sys.getsizeof(raw_data)`` reaches this.
+SIZE_THRESHOLD = 1024
+#: What onnxruntime's quantizer records in the model (its ``__producer__``/``__version__``).
+PRODUCER = ("onnx.quantize", "0.1.0")
+_INFER_METADATA = ("onnx.infer", "onnxruntime.quant")
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+
+
+class StreamingUnsupported(ModelError):
+    """The graph has a form the streaming quantizer does not reproduce."""
+
+
+class _Weights:
+    """Reads initializers' values: inline data, or a memory map of the external file."""
+
+    def __init__(self, base_dir: Path) -> None:
+        self.base_dir = base_dir
+
+    def array(self, tensor: TensorProto) -> np.ndarray:
+        if not external_data_helper.uses_external_data(tensor):
+            return numpy_helper.to_array(tensor)
+        info = external_data_helper.ExternalDataInfo(tensor)
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.data_type)).newbyteorder("<")
+        shape = tuple(int(d) for d in tensor.dims)
+        path = self.base_dir / info.location
+        if Path(info.location).is_absolute() or ".." in Path(info.location).parts:
+            raise ModelError(f"{tensor.name}: external data outside the model folder")
+        mapped = np.memmap(path, dtype=dtype, mode="r", offset=int(info.offset or 0),
+                           shape=shape)
+        return mapped
+
+    def raw_bytes(self, tensor: TensorProto) -> bytes:
+        array = self.array(tensor)
+        data = np.ascontiguousarray(array).tobytes()
+        del array
+        return data
+
+
+def column_scales(weights: np.ndarray) -> np.ndarray:
+    """The float32 scale of each column of a ``[K, N]`` float32 matrix, as onnxruntime's
+    symmetric int8 per-channel quantization computes it."""
+    column_min = np.minimum(weights.min(axis=0), np.float32(0))
+    column_max = np.maximum(weights.max(axis=0), np.float32(0))
+    absmax = np.maximum(np.abs(column_min), np.abs(column_max))
+    wide = absmax.astype(np.float64)
+    scale64 = (wide - (-wide)) / (np.float64(127) - np.float64(-127))
+    scales: np.ndarray = scale64.astype(np.float32)
+    scales[scale64 < _FLOAT32_TINY] = np.float32(1.0)
+    return scales
+
+
+def quantize_columns(weights: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """``clip(rint(w / scale), -128, 127)`` per column, in float32 as onnxruntime does."""
+    quantized: np.ndarray = np.rint(weights / scales)  # float32 / float32, ties to even
+    np.clip(quantized, -128, 127, out=quantized)
+    return quantized.astype(np.int8)
+
+
+def _as_saved(model: onnx.ModelProto, weights: _Weights) -> onnx.ModelProto:
+    """A graph-only copy in the form the weights would have in a saved file: tensors of
+    1024 raw bytes or more external (no data), smaller ones inline (what shape inference
+    saw in onnxruntime's path)."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for tensor in copy.graph.initializer:
+        if external_data_helper.uses_external_data(tensor):
+            length = int(external_data_helper.ExternalDataInfo(tensor).length or 0)
+            if sys.getsizeof(b"") + length < SIZE_THRESHOLD:
+                data = weights.raw_bytes(tensor)
+                _set_inline(tensor, data)
+        elif tensor.HasField("raw_data") and sys.getsizeof(tensor.raw_data) >= SIZE_THRESHOLD:
+            length = len(tensor.raw_data)
+            tensor.ClearField("raw_data")
+            _set_external(tensor, "shape-inference-only", 0, length)
+    return copy
+
+
+def _infer(model: onnx.ModelProto, weights: _Weights) -> None:
+    """Value types from ONNX shape inference (twice, as the quantizer's two reloads) and the
+    ``onnx.infer`` metadata, into ``model``."""
+    for _ in range(2):
+        inferred = onnx.shape_inference.infer_shapes(_as_saved(model, weights))
+        for field in ("value_info", "input", "output"):
+            target = getattr(model.graph, field)
+            del target[:]
+            target.extend(getattr(inferred.graph, field))
+        props = dict([_INFER_METADATA])
+        props.update({p.key: p.value for p in model.metadata_props})
+        helper.set_model_props(model, props)
+
+
+def _set_inline(tensor: TensorProto, data: bytes) -> None:
+    tensor.ClearField("data_location")
+    del tensor.external_data[:]
+    tensor.raw_data = data
+
+
+def _set_external(tensor: TensorProto, location: str, offset: int, length: int) -> None:
+    del tensor.external_data[:]
+    tensor.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", location), ("offset", offset), ("length", length)):
+        entry = tensor.external_data.add()
+        entry.key = key
+        entry.value = str(value)
+
+
+class _Plan:
+    """The quantized graph's nodes and initializers, weights still to be computed."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.model = model
+        graph = model.graph
+        self.initializers = {t.name: t for t in graph.initializer}
+        self.types = {v.name: v for v in (*graph.value_info, *graph.output, *graph.input)}
+        self.produced = {out for node in graph.node for out in node.output}
+        #: value name -> (quantized, scale, zero point) names
+        self.quantized: dict[str, tuple[str, str, str]] = {}
+        #: quantized weight name -> (the source weight's proto, its column scales); the
+        #: values are computed when written
+        self.pending: dict[str, tuple[TensorProto, np.ndarray]] = {}
+        self.new_nodes: list[onnx.NodeProto] = []
+        self.new_initializers: list[TensorProto] = []
+        self.generated = {i.name for i in graph.input if i.name not in self.initializers}
+
+    def build(self, weights: _Weights) -> int:
+        count = 0
+        for node in self.model.graph.node:
+            if any(attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                   for attr in node.attribute):
+                raise StreamingUnsupported(f"node {node.name} has a subgraph")
+            before = len(self.new_nodes)
+            if self._quantizable(node):
+                self._quantize_matmul(node, weights)
+                count += 1
+            else:
+                for name in node.input:
+                    if name in self.quantized and name not in self.generated:
+                        raise StreamingUnsupported(
+                            f"{name} is quantized for a MatMul and also read by {node.name}")
+                self.new_nodes.append(node)
+            for added in self.new_nodes[before:]:
+                self.generated.update(added.output)
+        return count
+
+    def _is_float_initializer(self, name: str) -> bool:
+        tensor = self.initializers.get(name)
+        return tensor is not None and tensor.data_type in (TensorProto.FLOAT,
+                                                           TensorProto.FLOAT16)
+
+    def _quantizable(self, node: onnx.NodeProto) -> bool:
+        if node.op_type != "MatMul" or node.domain not in ("", "ai.onnx"):
+            return False
+        weight = node.input[1]
+        if weight not in self.initializers:
+            return False  # MatMulConstBOnly: products of two activations stay fp32
+        if self._is_float_initializer(weight):
+            return True
+        if self._activation_is_float(node.input[0]):
+            raise StreamingUnsupported(f"{node.name}: weight {weight} is not float")
+        return False
+
+    def _activation_is_float(self, name: str) -> bool:
+        if name in self.initializers:
+            return self._is_float_initializer(name)
+        info = self.types.get(name)
+        return info is not None and info.type.HasField("tensor_type") and \
+            info.type.tensor_type.elem_type in (TensorProto.FLOAT, TensorProto.FLOAT16)
+
+    def _quantize_matmul(self, node: onnx.NodeProto, weights: _Weights) -> None:
+        activation, weight = node.input[0], node.input[1]
+        nodes: list[onnx.NodeProto] = []
+        if activation not in self.quantized:
+            if activation in self.initializers or not (
+                    activation in self.types or activation in self.produced
+                    or activation in self.generated):
+                raise StreamingUnsupported(f"{node.name}: input {activation} is not an "
+                                           "activation of the graph")
+            names = (f"{activation}_quantized", f"{activation}_scale",
+                     f"{activation}_zero_point")
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [activation], list(names),
+                                          f"{activation}_QuantizeLinear"))
+            self.quantized[activation] = names
+        if weight not in self.quantized:
+            self._quantize_weight(weight, weights)
+        q_act, s_act, z_act = self.quantized[activation]
+        q_w, s_w, z_w = self.quantized[weight]
+        output = node.output[0]
+        integer_out = output + "_output_quantized"
+        integer_name = node.name + "_quant" if node.name else ""
+        nodes.append(helper.make_node("MatMulInteger", [q_act, q_w, z_act, z_w],
+                                      [integer_out], integer_name))
+        cast_out = integer_out + "_cast_output"
+        nodes.append(helper.make_node("Cast", [integer_out], [cast_out],
+                                      integer_out + "_cast", to=self._output_type(output)))
+        scales_name = integer_name + "_scales_mul" if integer_name else f"{s_act}_{s_w}_mul"
+        existing = next((n for n in self.new_nodes if n.name == scales_name), None)
+        if existing is None:
+            existing = helper.make_node("Mul", [s_act, s_w], [scales_name + ":0"], scales_name)
+            nodes.append(existing)
+        out_name = integer_name + "_output_scale_mul" if integer_name else ""
+        nodes.append(helper.make_node("Mul", [cast_out, existing.output[0]], [output],
+                                      out_name))
+        self.new_nodes.extend(nodes)
+
+    def _output_type(self, name: str) -> int:
+        info = self.types.get(name)
+        if info is not None and info.type.HasField("tensor_type") and \
+                info.type.tensor_type.elem_type != 0:
+            return int(info.type.tensor_type.elem_type)
+        return TensorProto.FLOAT  # the DefaultTensorType our call gives
+
+    def _quantize_weight(self, name: str, weights: _Weights) -> None:
+        tensor = self.initializers[name]
+        if tensor.data_type != TensorProto.FLOAT or len(tensor.dims) != 2:
+            raise StreamingUnsupported(f"weight {name} is not a float32 matrix")
+        array = weights.array(tensor)
+        scales = column_scales(np.asarray(array))
+        del array
+        q_name, zp_name, scale_name = (f"{name}_quantized", f"{name}_zero_point",
+                                       f"{name}_scale")
+        columns = [int(tensor.dims[-1])]
+        self.new_initializers.append(helper.make_tensor(
+            scale_name, tensor.data_type, columns, scales.tolist()))
+        self.new_initializers.append(helper.make_tensor(
+            zp_name, TensorProto.INT8, columns, np.zeros(columns, np.int8).tolist()))
+        placeholder = TensorProto(name=q_name, data_type=TensorProto.INT8,
+                                  dims=list(tensor.dims))
+        self.new_initializers.append(placeholder)
+        source = TensorProto()
+        source.CopyFrom(tensor)  # the graph's copy is removed by finish()
+        self.pending[q_name] = (source, scales)
+        self.quantized[name] = (q_name, scale_name, zp_name)
+
+    def finish(self) -> None:
+        """Nodes and initializers in place: unused ones dropped, onnxruntime's order."""
+        graph = self.model.graph
+        graph.initializer.extend(self.new_initializers)
+        wanted = {name for node in self.new_nodes for name in node.input if name}
+        wanted.update(out.name for out in graph.output)
+        graph_inputs = {i.name: i for i in graph.input}
+        for tensor in [t for t in graph.initializer if t.name not in wanted]:
+            graph.initializer.remove(tensor)
+            if tensor.name in graph_inputs:
+                graph.input.remove(graph_inputs[tensor.name])
+        del graph.node[:]
+        graph.node.extend(topological_order(self.new_nodes, graph))
+        self.model.producer_name, self.model.producer_version = PRODUCER
+
+
+def topological_order(nodes: list[onnx.NodeProto], graph: onnx.GraphProto
+                      ) -> list[onnx.NodeProto]:
+    """onnxruntime's quantizer's order: nodes without inputs first, then those ready once
+    the initializers and graph inputs (by sorted name) are known, then breadth first."""
+    waiting = [sum(1 for name in node.input if name) for node in nodes]
+    readers: dict[str, list[int]] = {}
+    ordered = [node for node, count in zip(nodes, waiting, strict=True) if count == 0]
+    for index, node in enumerate(nodes):
+        for name in node.input:
+            if name:
+                readers.setdefault(name, []).append(index)
+
+    def release(name: str) -> None:
+        for index in readers.get(name, ()):
+            waiting[index] -= 1
+            if waiting[index] == 0:
+                ordered.append(nodes[index])
+
+    for name in sorted({t.name for t in graph.initializer} | {i.name for i in graph.input}):
+        release(name)
+    position = 0
+    while position < len(ordered):
+        for name in ordered[position].output:
+            release(name)
+        position += 1
+    if len(ordered) != len(nodes):
+        raise StreamingUnsupported("the graph is not a DAG of known inputs")
+    return ordered
+
+
+def _tensors_in_save_order(model: onnx.ModelProto) -> Iterator[TensorProto]:
+    """onnx's order of tensors written to the weights file: initializers, then node
+    attribute tensors (``convert_attribute=True`` in onnxruntime's save)."""
+    yield from model.graph.initializer
+    for node in model.graph.node:
+        for attr in node.attribute:
+            if attr.HasField("t"):
+                yield attr.t
+            yield from attr.tensors
+    for function in model.functions:
+        for node in function.node:
+            for attr in node.attribute:
+                if attr.HasField("t"):
+                    yield attr.t
+                yield from attr.tensors
+
+
+def quantize_int8(model: onnx.ModelProto, weights_dir: Path, target: Path) -> int:
+    """Write the int8 form of ``model`` (a graph whose weights lie in ``weights_dir``) to
+    ``target`` and ``<target>.data``; returns the number of quantized products."""
+    weights = _Weights(weights_dir)
+    _infer(model, weights)
+    plan = _Plan(model)
+    count = plan.build(weights)
+    plan.finish()
+    location = target.name + ".data"
+    fd = os.open(target.with_name(location), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as data_file:
+        for tensor in _tensors_in_save_order(model):
+            data = _tensor_bytes(tensor, plan, weights)
+            if data is None:
+                continue
+            if sys.getsizeof(data) >= SIZE_THRESHOLD:
+                offset = data_file.tell()
+                data_file.write(data)
+                tensor.ClearField("raw_data")
+                _set_external(tensor, location, offset, len(data))
+            else:
+                _set_inline(tensor, data)
+            del data
+    onnx.save_model(model, str(target))
+    return count
+
+
+def _tensor_bytes(tensor: TensorProto, plan: _Plan, weights: _Weights) -> bytes | None:
+    """The raw bytes of a tensor to place (None: its data is in typed fields)."""
+    pending = plan.pending.get(tensor.name)
+    if pending is not None:
+        source, scales = pending
+        array = weights.array(source)
+        quantized = quantize_columns(np.asarray(array), scales)
+        del array
+        return quantized.tobytes()
+    if external_data_helper.uses_external_data(tensor):
+        return weights.raw_bytes(tensor)
+    if tensor.HasField("raw_data"):
+        return tensor.raw_data
+    return None
+
+
+def quantize_int8_onnxruntime(model: onnx.ModelProto, weights_dir: Path, target: Path) -> None:
+    """onnxruntime's own ``quantize_dynamic`` on the same graph: the path this module
+    reproduces, kept to compare the two (the test and the benchmark). It holds the whole
+    model in memory, several times over."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    rewritten = target.with_name("rewritten.onnx")
+    full = onnx.ModelProto()
+    full.CopyFrom(model)
+    external_data_helper.load_external_data_for_model(full, str(weights_dir))
+    for tensor in full.graph.initializer:
+        tensor.ClearField("data_location")
+        del tensor.external_data[:]
+    onnx.save_model(full, str(rewritten), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location=rewritten.name + ".data",
+                    size_threshold=SIZE_THRESHOLD)
+    del full
+    logging.disable(logging.WARNING)  # it logs every skipped tensor on the root logger
+    try:
+        quantize_dynamic(
+            rewritten, target, op_types_to_quantize=["MatMul"], per_channel=True,
+            reduce_range=False, weight_type=QuantType.QInt8, use_external_data_format=True,
+            # Only products with a weight matrix; the attention products stay fp32. ONNX
+            # shape inference does not know SimplifiedLayerNormalization: its outputs are fp32.
+            extra_options={"MatMulConstBOnly": True,
+                           "DefaultTensorType": TensorProto.FLOAT},
+        )
+    finally:
+        logging.disable(logging.NOTSET)
+        rewritten.unlink(missing_ok=True)
+        rewritten.with_name(rewritten.name + ".data").unlink(missing_ok=True)
