@@ -36,6 +36,7 @@ __all__ = [
     "default_num_steps",
     "default_precision",
     "estimate_num_frames",
+    "instruct_vocabulary",
     "language_info",
     "layout_problems",
     "load_reference_audio",
@@ -72,6 +73,7 @@ _PUBLIC = {
     "default_num_steps": "precision",
     "default_precision": "precision",
     "estimate_num_frames": "duration",
+    "instruct_vocabulary": "instruct",
     "language_info": "languages",
     "layout_problems": "model_files",
     "load_reference_audio": "reference",
@@ -87,6 +89,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.core import SynthesisRequest as SynthesisRequest
     from wyoming_omnivoice.engine.decoder import DecodeOptions as DecodeOptions
     from wyoming_omnivoice.engine.duration import estimate_num_frames as estimate_num_frames
+    from wyoming_omnivoice.engine.instruct import instruct_vocabulary as instruct_vocabulary
     from wyoming_omnivoice.engine.instruct import normalize_instruct as normalize_instruct
     from wyoming_omnivoice.engine.languages import (
         advertised_language_code as advertised_language_code,

@@ -54,6 +54,7 @@ from wyoming_omnivoice.voices.assets import WorkerEncoder, folder_voice_watcher,
 from wyoming_omnivoice.voices.lazy_anchors import add_language_arguments
 from wyoming_omnivoice.voices.listing import add_list_voices_argument, list_voices
 from wyoming_omnivoice.voices.watch import NewVoice
+from wyoming_omnivoice.web.options import add_web_arguments, web_options
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
@@ -141,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Python logging format (default: %(default)s)")
     parser.add_argument("--version", action="version", version=__version__)
     add_metrics_arguments(parser)
+    add_web_arguments(parser)  # --web-uri, --web-token, --web-ingress (the voice studio)
     return parser
 
 
@@ -193,6 +195,7 @@ def validate_args(args: argparse.Namespace) -> None:
     if args.manifest is not None and not args.manifest.is_file():
         raise StartupError(f"--manifest {args.manifest}: no such file")
     validate_metrics_args(args)
+    args.web = web_options(args)
     args.data_dir = prepare_data_dir(args.data_dir or default_data_dir())
     check_listen_address(args.uri)  # before the model loads: a taken port fails in seconds
     if args.zeroconf is not None and (warning := zeroconf_loopback_warning(args.uri)):
@@ -264,9 +267,15 @@ def start(args: argparse.Namespace) -> int:
         worker=worker,
     )
     worker.start()
+    side = None
+    if args.web is not None:
+        from wyoming_omnivoice.web.wiring import web_starter
+
+        side = web_starter(args.web, context, assets, make_request, options, engine.fingerprint,
+                           args.data_dir)
     code = 1
     try:
-        code = asyncio.run(serve(args, context, worker))
+        code = asyncio.run(serve(args, context, worker, side))
     finally:
         watcher.close()
         state.text.close()

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+from collections.abc import Awaitable, Callable
 from functools import partial
 from urllib.parse import urlparse
 
@@ -27,6 +28,9 @@ from wyoming_omnivoice.speech.worker import InferenceWorker
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
 WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
+
+#: Starts a side service in this loop (the web server); returns its stop.
+SideService = Callable[[], Awaitable[Callable[[], Awaitable[None]]]]
 
 
 def zeroconf_host(host: str | None) -> str | None:
@@ -50,8 +54,9 @@ def stop_listening(server: AsyncServer) -> None:
 
 
 async def serve(args: argparse.Namespace, context: ServerContext,
-                worker: InferenceWorker) -> int:
-    """Serve until a signal (exit 0) or the worker's death (exit 1)."""
+                worker: InferenceWorker, side: SideService | None = None) -> int:
+    """Serve until a signal (exit 0) or the worker's death (exit 1); ``side`` (the web
+    server) starts after the Wyoming server and stops after it."""
     server = AsyncServer.from_uri(args.uri)
     factory = partial(OmniVoiceEventHandler, context=context)
     loop = asyncio.get_running_loop()
@@ -77,6 +82,14 @@ async def serve(args: argparse.Namespace, context: ServerContext,
         raise StartupError(listen_error_message(args.uri, err)) from None
     if args.zeroconf is not None:
         await _start_zeroconf(args)
+    stop_side = None
+    if side is not None:
+        try:
+            stop_side = await side()
+        except OSError as err:
+            await server.stop()
+            raise StartupError(f"--web-uri {args.web_uri}: cannot listen there ({err}); "
+                               "pick a free port") from None
     signals = 0
 
     def on_signal(signum: int) -> None:
@@ -98,6 +111,8 @@ async def serve(args: argparse.Namespace, context: ServerContext,
     await stop.wait()
     _LOGGER.info("Stopping")
     await drain(server, context, args.shutdown_timeout, drained)
+    if stop_side is not None:
+        await stop_side()
     await server.stop()
     await _wait_closed(context, 2.0)
     return exit_code

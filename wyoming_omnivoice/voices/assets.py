@@ -27,6 +27,7 @@ from wyoming_omnivoice.voices import cloned as cloned_voices
 from wyoming_omnivoice.voices.anchors import Anchor, AnchorCache
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD, AnchorBuilder, preloaded
+from wyoming_omnivoice.voices.pinned import load_pinned_anchor
 from wyoming_omnivoice.voices.watch import FolderVoiceWatcher, NewVoice
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def preset_from_spec(spec: cloned_voices.ClonedVoiceSpec) -> VoicePreset:
     return VoicePreset(
         name=spec.name,
         description=spec.description or f"{spec.name} (cloned voice)",
-        languages=(language,),
+        languages=spec.languages or (language,),
         anchor=False,
         normalize_text=spec.normalize_text,
         clone=spec.reference,
@@ -98,12 +99,19 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
     cache = AnchorCache(data_dir / "anchors", engine.fingerprint,
                         settings={"num_step": options.num_step,
                                   "guidance_scale": options.guidance_scale})
-    anchored = [preset for preset in catalog
-                if preset.uses_anchor and preloaded(preset, preload, default)]
-    later = [preset for preset in catalog
-             if preset.uses_anchor and not preloaded(preset, preload, default)]
+    for preset in catalog:
+        if preset.uses_anchor and preset.anchor_file is not None:
+            try:  # pinned: loaded, never built (the same person on every replica)
+                assets.anchors[preset.name] = load_pinned_anchor(preset.anchor_file)
+            except ValueError as err:
+                failed[preset.name] = f"Voice {preset.name!r} ({preset.source}): {err}"
+    built = [preset for preset in catalog
+             if preset.uses_anchor and preset.anchor_file is None]
+    anchored = [preset for preset in built if preloaded(preset, preload, default)]
+    later = [preset for preset in built if not preloaded(preset, preload, default)]
     try:
-        assets.anchors = cache.ensure_all(anchored, engine, options, batch_size=batch_size)
+        assets.anchors.update(cache.ensure_all(anchored, engine, options,
+                                               batch_size=batch_size))
     except ValueError:
         # One preset the engine refuses fails the batch: make them one by one.
         for preset in anchored:

@@ -1,0 +1,39 @@
+"""The web server's parts from the running server's: one function for ``server/cli.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wyoming_omnivoice.server.context import RequestBuilder, ServerContext
+from wyoming_omnivoice.voices.assets import VoiceAssets
+from wyoming_omnivoice.voices.saved import SavedVoices
+from wyoming_omnivoice.web.options import WebOptions
+from wyoming_omnivoice.web.speech import WorkerSpeech
+from wyoming_omnivoice.web.studio import Studio
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice import DecodeOptions
+
+
+def web_starter(options: WebOptions, context: ServerContext, assets: VoiceAssets,
+                make_request: RequestBuilder, decode_options: DecodeOptions,
+                fingerprint: str, data_dir: Path
+                ) -> Callable[[], Awaitable[Callable[[], Awaitable[None]]]]:
+    """Starts the web server in the running loop; returns its stop."""
+    speech = WorkerSpeech(worker=context.worker, state=context.state, assets=assets,
+                          make_request=make_request,
+                          default_voice=context.settings.default_voice,
+                          sample_rate=context.settings.sample_rate, options=decode_options,
+                          fingerprint=fingerprint, data_dir=data_dir,
+                          first_clause=context.settings.first_clause)
+    studio = Studio(speech, SavedVoices(data_dir), options.limits)
+
+    async def start() -> Callable[[], Awaitable[None]]:
+        from wyoming_omnivoice.web.app import start_web
+
+        runner = await start_web(options, studio)
+        return runner.cleanup
+
+    return start
