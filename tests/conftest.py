@@ -56,7 +56,7 @@ def port() -> int:
 # --------------------------------------------------------------------------- the slow marker
 
 #: Fixtures that start a server process: every test using one is ``slow``.
-SERVER_FIXTURES = frozenset({"tiny_server", "server_factory"})
+SERVER_FIXTURES = frozenset({"tiny_server", "server_factory", "studio_factory", "studio"})
 _CURRENT: list[pytest.Item] = []
 
 
