@@ -294,3 +294,8 @@ def pcm_bytes(events: Sequence[Event]) -> bytes:
 
 def types_of(events: Sequence[Event]) -> list[str]:
     return [event.type for event in events]
+
+
+# The voice studio's fixtures (studio_factory, studio) live with its helpers; imported last,
+# since those helpers import this module's ServerProcess.
+from studio_http import studio, studio_factory  # noqa: E402, F401

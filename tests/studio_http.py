@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import ServerProcess, free_port, tiny_server_args
 from wyoming.audio import AudioChunk, AudioStop
 from wyoming.client import AsyncClient

@@ -15,14 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from studio_http import (  # noqa: F401 (studio: a fixture)
-    StudioServer,
-    StudioStarter,
-    http_request,
-    multipart,
-    studio,
-)
-
+from studio_http import StudioServer, StudioStarter, http_request, multipart
 
 pytestmark = pytest.mark.slow
 
