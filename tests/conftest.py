@@ -298,4 +298,5 @@ def types_of(events: Sequence[Event]) -> list[str]:
 
 # The voice studio's fixtures (studio_factory, studio) live with its helpers; imported last,
 # since those helpers import this module's ServerProcess.
+from studio_browser import browser  # noqa: E402, F401
 from studio_http import studio, studio_factory  # noqa: E402, F401

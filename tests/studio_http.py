@@ -86,7 +86,9 @@ class StudioStarter:
                  web_port: int | None = None, wait: bool = True) -> StudioServer:
         port = web_port or free_port()
         wyoming_port = free_port()
-        args = tiny_server_args(wyoming_port, data_dir, "--deterministic", "--web-uri",
+        # Only the default voice's anchor at start (each test has its own data dir).
+        args = tiny_server_args(wyoming_port, data_dir, "--deterministic",
+                                "--preload-languages", "none", "--web-uri",
                                 f"http://{web_host}:{port}", *extra)
         process = ServerProcess(args, self.log_dir / f"server-{wyoming_port}.log",
                                 wyoming_port).start()

@@ -45,7 +45,7 @@ OPTIONS_KEY: web.AppKey[WebOptions] = web.AppKey("web_options", WebOptions)
 BASE_PATH = "base_path"
 
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "media-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'self'; "
+       "media-src 'self' blob:; connect-src 'self' blob:; object-src 'none'; base-uri 'self'; "
        "form-action 'self'; frame-ancestors 'self'")
 
 
@@ -69,6 +69,9 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
     try:
         return await handler(request)
     except ApiError as err:
+        if err.status in (401, 403):
+            _LOGGER.debug("Web request %s %s from %s refused (%s)", request.method,
+                          request.path, request.remote, err.code)
         return error_response(err.status, err.code, err.message)
     except web.HTTPRequestEntityTooLarge:
         limit = request.app[OPTIONS_KEY].limits.max_body_bytes
