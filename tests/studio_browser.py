@@ -120,6 +120,13 @@ class Browser:
         self.driver.save_screenshot(str(path))
         return path
 
+    def shot_of(self, selector: str, name: str) -> Path:
+        """A screenshot of one element (small: for the README)."""
+        self.screens.mkdir(parents=True, exist_ok=True)
+        path = self.screens / f"{name}.png"
+        self.css(selector)[0].screenshot(str(path))
+        return path
+
     def collect_errors(self) -> None:
         for entry in self.driver.get_log("browser"):
             # Network entries are answers the test asked for (a refused upload: 415).

@@ -114,6 +114,7 @@ def test_design_pick_keep_move(site: Site, browser: Browser) -> None:
     _, second_wav = take_audio(browser, second)
     assert wav_pcm(first_wav) != wav_pcm(second_wav)  # another take is another person
     browser.shot(f"{site.mode}-2-takes")
+    browser.shot_of("#takes-section", f"{site.mode}-takes-section")
 
     # Pick: the first take by click, then the second by keyboard (arrow in the radio group).
     from selenium.webdriver.common.keys import Keys
@@ -226,6 +227,7 @@ def test_phone_width_and_keyboard(studio: StudioServer, browser: Browser) -> Non
     assert {"language", "design-gender", "sample", "listen", "clone-file", "transcript",
             "voice-name", "import-file"} <= focused
     browser.shot("phone-design", width=390)
+    browser.shot_of("#design", "phone-design-section")
 
 
 def test_a_page_elsewhere_cannot_post_to_the_studio(studio: StudioServer, browser: Browser,
