@@ -72,9 +72,13 @@ class WorkerSpeech:
         return self.catalog.route(self.default_voice, name=wish.name,
                                   language=wish.language).preset
 
-    def anchor_of(self, preset: VoicePreset) -> Anchor | None:
-        """The anchor in use for a designed voice (None when not built yet)."""
-        return self._assets.anchors.get(preset.name)
+    async def anchor_of(self, preset: VoicePreset) -> Anchor | None:
+        """The anchor a designed voice speaks with, built now (on the worker) when it was not
+        preloaded; None for a voice without one."""
+        anchor = self._assets.anchors.get(preset.name)
+        if anchor is None and preset.uses_anchor:
+            anchor = await asyncio.to_thread(self._assets.anchor_for, preset)
+        return anchor
 
     async def synthesize(self, text: str, preset: VoicePreset, *,
                          reference: Reference | None = None, seed: int | None = None) -> Audio:

@@ -283,7 +283,8 @@ class Studio:
             kind = sniff_audio(data)
             recording = Recording(data, kind) if kind else None
         try:
-            return export_voice(preset, self.speech.anchor_of(preset), recording)
+            anchor = None if preset.is_cloned else await self.speech.anchor_of(preset)
+            return export_voice(preset, anchor, recording)
         except ValueError as err:
             raise ApiError(409, "not_exportable", str(err)) from None
 
