@@ -23,7 +23,12 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 
 from wyoming_omnivoice.server.connection import Connection
-from wyoming_omnivoice.server.errors import INTERNAL_ERROR, RequestError, request_error_for
+from wyoming_omnivoice.server.errors import (
+    INTERNAL_ERROR,
+    RequestError,
+    error_event,
+    request_error_for,
+)
 from wyoming_omnivoice.server.requests import CycleState, Piece, Reply, Request, audio_to_pcm
 
 _LOGGER = logging.getLogger(__name__)
@@ -166,7 +171,7 @@ class OrderedOutput:
 
     async def _fail(self, request: Request, err: RequestError) -> None:
         request.fail()
-        await self._write(err.event())
+        await self._write(error_event(err))
 
     async def _write_chunk(self, pcm: bytes) -> None:
         await self._write(AudioChunk(rate=self._rate, width=SAMPLE_WIDTH, channels=CHANNELS,

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from wyoming.event import Event
 
+from wyoming_omnivoice.speech.service import Speech
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
 
@@ -83,21 +84,26 @@ class Request:
     kind: Kind
     voice: VoicePreset
     pcm: PcmBuffer
-    ssml: bool = False
+    #: The speech service's side of the request (None: refused before it was admitted).
+    speech: Speech | None = None
     state: RequestState = RequestState.ACTIVE
-    #: Characters received so far (streams are bounded by --max-text-length too).
-    text_length: int = 0
-    #: Resolved once the latest piece was taken by the worker: the next one is submitted
-    #: then, so the worker decodes piece N+1 while piece N is written.
-    last_started: asyncio.Future[None] | None = None
 
     @property
     def active(self) -> bool:
         return self.state is RequestState.ACTIVE
 
     def fail(self) -> None:
+        """An error was sent: what is left of the request is dropped (its ending is not)."""
         if self.state is RequestState.ACTIVE:
             self.state = RequestState.FAILED
+            if self.speech is not None:
+                self.speech.stop()
+
+    def finish(self) -> None:
+        """Its ending was written or its client left: the request's slot is free."""
+        self.state = RequestState.FINISHED
+        if self.speech is not None:
+            self.speech.close()
 
 
 @dataclass(eq=False)

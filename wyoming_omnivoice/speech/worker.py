@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from wyoming_omnivoice.voices.engine_thread import EngineThreadStopped
+
 if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 
@@ -60,7 +62,7 @@ class BusyError(RuntimeError):
     """The worker's queue is full."""
 
 
-class WorkerStoppedError(RuntimeError):
+class WorkerStoppedError(EngineThreadStopped):
     """The worker is stopped (shutting down, or it died)."""
 
 

@@ -16,7 +16,7 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.errors import StartupError
 
 #: Home Assistant's ingress proxy on the add-on network (the Supervisor).
 INGRESS_PROXY = "172.30.32.2"

@@ -15,7 +15,7 @@ from aiohttp import BodyPartReader, web
 
 from wyoming_omnivoice import __version__
 from wyoming_omnivoice.engine import strict_language
-from wyoming_omnivoice.server.request_input import VoiceWish
+from wyoming_omnivoice.speech.service import VoiceWish
 from wyoming_omnivoice.voices.catalog import VoicePreset
 from wyoming_omnivoice.web import design as design_controls
 from wyoming_omnivoice.web.audio_files import FORMATS, encode_audio

@@ -17,6 +17,8 @@ import numpy as np
 
 from wyoming_omnivoice.engine import NO_TRANSCRIPT_HINT
 from wyoming_omnivoice.model.file_hash import sha256_file
+from wyoming_omnivoice.speech.errors import RequestError, request_error_for
+from wyoming_omnivoice.speech.worker import BusyError, WorkerStoppedError
 from wyoming_omnivoice.voices import cloned
 from wyoming_omnivoice.voices.anchors import ANCHOR_SEED, Anchor, anchor_text_for
 from wyoming_omnivoice.voices.assets import CLONE_PROMPT_CACHE
@@ -32,7 +34,7 @@ from wyoming_omnivoice.voices.transfer import (
 from wyoming_omnivoice.web.audio_files import Audio, decode_upload, sniff_audio
 from wyoming_omnivoice.web.errors import ApiError, bad_request, not_found
 from wyoming_omnivoice.web.options import WebLimits
-from wyoming_omnivoice.web.speech import WorkerSpeech
+from wyoming_omnivoice.web.speech import StudioSpeech
 from wyoming_omnivoice.web.takes import Design, Take, TakeStore
 
 if TYPE_CHECKING:
@@ -40,6 +42,13 @@ if TYPE_CHECKING:
 
 MAX_DESCRIPTION = 500
 MAX_TRANSCRIPT = 2000
+
+
+def api_error_for(err: BaseException) -> ApiError:
+    """The speech service's refusals as HTTP errors (its codes, with ``_`` for ``-``)."""
+    error = request_error_for(err)
+    status = 503 if error.code in ("busy", "shutting-down", "worker-stopped") else 400
+    return ApiError(status, error.code.replace("-", "_"), str(error))
 
 
 def checked_name(name: Any) -> str:
@@ -50,7 +59,7 @@ def checked_name(name: Any) -> str:
 
 
 class Studio:
-    def __init__(self, speech: WorkerSpeech, saved: SavedVoices, limits: WebLimits) -> None:
+    def __init__(self, speech: StudioSpeech, saved: SavedVoices, limits: WebLimits) -> None:
         self.speech = speech
         self.saved = saved
         self.limits = limits
@@ -91,8 +100,8 @@ class Studio:
         async with self.synthesis_slot():
             try:
                 return await self.speech.synthesize(text, preset, reference=reference)
-            except ValueError as err:  # the engine's message is meant for a person
-                raise bad_request("synthesis_refused", str(err)) from None
+            except (RequestError, BusyError, WorkerStoppedError, ValueError) as err:
+                raise api_error_for(err) from None
 
     async def preview(self, text: Any, take_id: Any = None, voice: Any = None,
                       name: Any = None) -> Audio:
@@ -268,6 +277,9 @@ class Studio:
     async def delete(self, name: str) -> None:
         async with self._writes:
             self._editable(name)
+            if name == self.speech.default_voice:
+                raise ApiError(409, "default_voice", f"Voice {name!r} is the server's default "
+                               "voice (--voice); start the server with another one first")
             await self._saving(self.saved.delete, name)
             self.speech.remove_voice(name)
 

@@ -6,28 +6,25 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.server.context import RequestBuilder, ServerContext
+from wyoming_omnivoice.speech.request_builder import RequestBuilder
+from wyoming_omnivoice.speech.service import SpeechService
 from wyoming_omnivoice.voices.assets import VoiceAssets
 from wyoming_omnivoice.voices.saved import SavedVoices
 from wyoming_omnivoice.web.options import WebOptions
-from wyoming_omnivoice.web.speech import WorkerSpeech
+from wyoming_omnivoice.web.speech import StudioSpeech
 from wyoming_omnivoice.web.studio import Studio
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions
 
 
-def web_starter(options: WebOptions, context: ServerContext, assets: VoiceAssets,
+def web_starter(options: WebOptions, service: SpeechService, assets: VoiceAssets,
                 make_request: RequestBuilder, decode_options: DecodeOptions,
                 fingerprint: str, data_dir: Path
                 ) -> Callable[[], Awaitable[Callable[[], Awaitable[None]]]]:
     """Starts the web server in the running loop; returns its stop."""
-    speech = WorkerSpeech(worker=context.worker, state=context.state, assets=assets,
-                          make_request=make_request,
-                          default_voice=context.settings.default_voice,
-                          sample_rate=context.settings.sample_rate, options=decode_options,
-                          fingerprint=fingerprint, data_dir=data_dir,
-                          first_clause=context.settings.first_clause)
+    speech = StudioSpeech(service, assets=assets, make_request=make_request,
+                          options=decode_options, fingerprint=fingerprint, data_dir=data_dir)
     studio = Studio(speech, SavedVoices(data_dir), options.limits)
 
     async def start() -> Callable[[], Awaitable[None]]:
