@@ -64,6 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow: starts a server process or takes over a second (deselect with "
         "-m 'not slow' for the fast suite)")
+    config.addinivalue_line("markers", "microphone: the browser gets a fake microphone")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

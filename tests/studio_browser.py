@@ -40,7 +40,7 @@ class Browser:
     """One headless chromium; screenshots go to ``screens``."""
 
     def __init__(self, screens: Path, downloads: Path, width: int = 1100,
-                 height: int = 1400) -> None:
+                 height: int = 1400, fake_microphone: bool = False) -> None:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
 
@@ -50,6 +50,9 @@ class Browser:
                          "--disable-dev-shm-usage", f"--window-size={width},{height}",
                          "--autoplay-policy=no-user-gesture-required", "--mute-audio"):
             options.add_argument(argument)
+        if fake_microphone:  # a generated tone as the microphone, permission granted
+            options.add_argument("--use-fake-ui-for-media-stream")
+            options.add_argument("--use-fake-device-for-media-stream")
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         options.add_experimental_option("prefs", {
             "download.default_directory": str(downloads),
@@ -141,7 +144,8 @@ class Browser:
 
 
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Browser]:
+def browser(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Browser]:
+    """A headless chromium (``@pytest.mark.microphone``: with a fake microphone)."""
     if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
         _skip_or_fail("needs Debian's chromium and chromium-driver "
                       "(apt-get install -y chromium chromium-driver)")
@@ -150,7 +154,8 @@ def browser(tmp_path: Path) -> Iterator[Browser]:
     screens = Path(os.environ.get("OMNIVOICE_SCREENSHOTS") or tmp_path / "screens")
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    chrome = Browser(screens, downloads)
+    chrome = Browser(screens, downloads,
+                     fake_microphone=request.node.get_closest_marker("microphone") is not None)
     try:
         yield chrome
     finally:

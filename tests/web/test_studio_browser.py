@@ -12,6 +12,7 @@ later Wyoming request of the saved voice draw the same seed.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -271,3 +272,25 @@ def test_a_page_elsewhere_cannot_post_to_the_studio(studio: StudioServer, browse
         "'application/json'}, body: arguments[0]}).then(r => done(r.status));",
         json.dumps(voice))
     assert status == 201
+
+
+@pytest.mark.microphone
+def test_clone_from_the_microphone(studio: StudioServer, browser: Browser) -> None:
+    """Recorded in the page (Chromium's fake microphone plays a tone), encoded to WAV in the
+    page, cloned by the server: the take plays."""
+    browser.open(studio.base + "/")  # loopback is a secure context: the microphone works
+    assert browser.by_id("record").is_enabled()
+    browser.by_id("record").click()
+    browser.wait_status("clone-status", "Recording")
+    deadline = time.monotonic() + 3.0  # record three seconds of the tone
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+    browser.by_id("record").click()
+    status = browser.wait_status("clone-status", "Recorded")
+    assert float(status.split()[1]) >= 2.0  # "Recorded 3.0 s. ..."
+    type_into(browser, "transcript", "This is a tone, not a voice.")
+    browser.by_id("clone-listen").click()
+    take = wait_takes(browser, 1)[0]
+    duration, _ = take_audio(browser, take)
+    assert duration > 0.5
+    browser.wait_status("clone-status", "Clone ready")
