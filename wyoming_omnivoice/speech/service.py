@@ -25,6 +25,7 @@ and the worker.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ from wyoming_omnivoice.text.sentences import SentenceSplitter
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 
 if TYPE_CHECKING:
-    from wyoming_omnivoice.engine import Engine
+    from wyoming_omnivoice.engine import Engine, SynthesisRequest
     from wyoming_omnivoice.voices.watch import NewVoice
 
 _LOGGER = logging.getLogger(__name__)
@@ -56,6 +57,26 @@ class VoiceWish:
 
     name: str | None = None
     language: str | None = None
+
+
+@dataclass(frozen=True)
+class Override:
+    """What a caller sets beyond the voice (the studio's takes, a fixed seed): a reference
+    that replaces the voice's anchor or clone prompt, and the decode's seed."""
+
+    ref_codes: Any = None
+    ref_text: str | None = None
+    ref_rms: float | None = None
+    seed: int | None = None
+
+    def apply(self, request: SynthesisRequest) -> SynthesisRequest:
+        changes: dict[str, Any] = {}
+        if self.ref_codes is not None:
+            changes.update(ref_codes=self.ref_codes, ref_text=self.ref_text,
+                           ref_rms=self.ref_rms)
+        if self.seed is not None:
+            changes["seed"] = self.seed
+        return dataclasses.replace(request, **changes) if changes else request
 
 
 @dataclass(frozen=True)
@@ -127,10 +148,9 @@ class SpeechService:
         self._catalog = self._catalog.merged(presets)
 
     def remove_voice(self, name: str) -> None:
-        """A voice deleted while running (the voice studio) is served no more (the default
-        voice is never removed: an unnamed request needs it)."""
+        """A voice leaves the catalogue (never the default voice)."""
         if name == self.settings.default_voice:
-            raise ValueError(f"Voice {name!r} is the default voice (--voice)")
+            raise ValueError(f"{name!r} is the default voice (--voice); it cannot be removed")
         self._catalog = VoiceCatalog(p for p in self._catalog if p.name != name)
 
     def look_for_voices(self) -> None:
@@ -178,16 +198,17 @@ class SpeechService:
 
     # ---- requests --------------------------------------------------------------------
 
-    def admit(self, voice: VoicePreset, *, ssml: bool = False, streamed: bool = False
-              ) -> Speech:
+    def admit(self, voice: VoicePreset, *, ssml: bool = False, streamed: bool = False,
+              override: Override | None = None) -> Speech:
         """A slot for one request, or ``busy``."""
-        speech = Speech(self, voice, ssml=ssml, streamed=streamed)
+        speech = Speech(self, voice, ssml=ssml, streamed=streamed, override=override)
         if not self.slots.try_acquire(speech):
             raise RequestError(f"Server busy: {self.slots.limit} requests in progress "
                                "(--max-concurrent); try again shortly", BUSY)
         return speech
 
-    async def synthesize(self, text: str, voice: VoicePreset, *, ssml: bool = False) -> Audio:
+    async def synthesize(self, text: str, voice: VoicePreset, *, ssml: bool = False,
+                         override: Override | None = None) -> Audio:
         """The whole text as one float32 array (a preview, an HTTP request): the same
         admission, text preparation, worker and batching as a Wyoming one-shot request."""
         self.check_open()
@@ -195,7 +216,7 @@ class SpeechService:
         pieces = await self.prepare_one_shot(text, ssml=ssml)
         if not pieces:
             return np.zeros(0, dtype=np.float32)
-        speech = self.admit(voice, ssml=ssml)
+        speech = self.admit(voice, ssml=ssml, override=override)
         try:
             audio = [await piece.audio() for piece in [speech.say(p) for p in pieces]]
         except BaseException:
@@ -221,6 +242,8 @@ class SpeechService:
                 raise asyncio.CancelledError
             # Normalisation is text work of unknown cost: off the event loop.
             request = await self.text.run(self._make_request, speech.voice, text)
+            if speech.override is not None:
+                request = speech.override.apply(request)
             if not speech.active:
                 raise asyncio.CancelledError
             job = self.worker.submit(request)
@@ -255,9 +278,10 @@ class Speech:
     """One admitted request (a one-shot text or a stream): its pieces, in order."""
 
     def __init__(self, service: SpeechService, voice: VoicePreset, *, ssml: bool,
-                 streamed: bool) -> None:
+                 streamed: bool, override: Override | None = None) -> None:
         self._service = service
         self.voice = voice
+        self.override = override
         self.ssml = ssml
         self.streamed = streamed
         #: Characters received so far (streams are bounded by --max-text-length too).
@@ -338,5 +362,5 @@ class Speech:
             self._service.slots.release(self)
 
 
-__all__ = ["AudioPiece", "RequestBuilder", "Speech", "SpeechService", "SpeechSettings",
-           "VoiceWish"]
+__all__ = ["AudioPiece", "Override", "RequestBuilder", "Speech", "SpeechService",
+           "SpeechSettings", "VoiceWish"]

@@ -14,6 +14,7 @@ import ipaddress
 import os
 import secrets
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import urlparse
 
 from wyoming_omnivoice.errors import StartupError
@@ -109,7 +110,22 @@ def parse_web_uri(uri: str) -> tuple[str, int]:
     return parsed.hostname, port
 
 
-def web_options(args: argparse.Namespace) -> WebOptions | None:
+class WebFlags(Protocol):
+    """The flags the web server reads (the server's ``Config``)."""
+
+    @property
+    def web_uri(self) -> str | None: ...
+    @property
+    def web_token(self) -> str | None: ...
+    @property
+    def web_ingress(self) -> bool: ...
+    @property
+    def web_ingress_proxy(self) -> str: ...
+    @property
+    def max_text_length(self) -> int: ...
+
+
+def web_options(args: WebFlags) -> WebOptions | None:
     """The checked web options, or None when the web server is off; StartupError naming
     the fix for an unsafe or malformed combination."""
     if args.web_uri is None:

@@ -4,17 +4,14 @@
 :class:`~wyoming_omnivoice.speech.service.SpeechService`. Saved voices' requests and the
 OpenAI endpoint go through :meth:`SpeechService.synthesize` unchanged (admission, text
 preparation, request builder, worker and batching of a Wyoming one-shot). A take's preview
-is the one request the service has no call for yet: the voice's reference is the take's
-anchor or encoded recording, not a voice's. It uses the service's own parts in the same
-order (``check_open``, ``check_length``, ``prepare_one_shot``, ``admit``, the text thread,
-the worker), and replaces only the request's reference (``SpeechService.synthesize`` taking
-a ``reference`` would make it one call).
+is the same call with an ``Override``: the take's anchor or encoded recording in place of
+the voice's reference (the seed, ``--deterministic``'s, still comes from the voice's name
+and the text).
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -22,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 
 from wyoming_omnivoice.speech.request_builder import RequestBuilder
-from wyoming_omnivoice.speech.service import SpeechService, VoiceWish
+from wyoming_omnivoice.speech.service import Override, SpeechService, VoiceWish
 from wyoming_omnivoice.voices.anchors import Anchor
 from wyoming_omnivoice.voices.assets import VoiceAssets
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
@@ -85,31 +82,11 @@ class StudioSpeech:
                          reference: Reference | None = None) -> Audio:
         """The audio of ``text`` in ``preset``, as a Wyoming one-shot request gets it (with
         ``reference`` in place of the voice's own). Raises the service's RequestError."""
-        if reference is None:
-            return await self.service.synthesize(text, preset)
-        service = self.service
-        service.check_open()
-        service.check_length(len(text))
-        pieces = await service.prepare_one_shot(text)
-        if not pieces:
-            return np.zeros(0, dtype=np.float32)
-        speech = service.admit(preset)
-        audios: list[Audio] = []
-        try:
-            for piece in pieces:
-                request = await service.text.run(self._make_request, preset, piece)
-                request = dataclasses.replace(request, ref_codes=reference.codes,
-                                              ref_text=reference.text,
-                                              ref_rms=getattr(reference, "rms", None))
-                job = service.worker.submit(request)
-                try:
-                    audios.append(await job.future)
-                except asyncio.CancelledError:
-                    job.cancel()
-                    raise
-        finally:
-            speech.close()
-        return np.concatenate(audios).astype(np.float32, copy=False)
+        override = None
+        if reference is not None:
+            override = Override(ref_codes=reference.codes, ref_text=reference.text,
+                                ref_rms=getattr(reference, "rms", None))
+        return await self.service.synthesize(text, preset, override=override)
 
     async def on_engine(self, run: Callable[[Engine], T]) -> T:
         """``run(engine)`` on the worker thread (between batches)."""
