@@ -7,17 +7,17 @@ import asyncio
 
 import pytest
 
-from wyoming_omnivoice.server.cli import build_parser
-from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.errors import StartupError
+from wyoming_omnivoice.server.config import parse_config
 from wyoming_omnivoice.web.audio_files import decode_upload, sniff_audio
 from wyoming_omnivoice.web.errors import ApiError
-from wyoming_omnivoice.web.options import TOKEN_ENV, WebLimits, web_options
+from wyoming_omnivoice.web.options import TOKEN_ENV, WebLimits, WebOptions, web_options
 
 TOKEN = "a-token-of-twenty-chars"
 
 
-def options(*argv: str):  # type: ignore[no-untyped-def]
-    return web_options(build_parser().parse_args(list(argv)))
+def options(*argv: str) -> WebOptions | None:
+    return web_options(parse_config(list(argv)))
 
 
 def test_off_by_default() -> None:
