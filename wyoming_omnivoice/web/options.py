@@ -9,7 +9,6 @@ already authenticated the user.
 
 from __future__ import annotations
 
-import argparse
 import ipaddress
 import os
 import secrets
@@ -72,25 +71,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def add_web_arguments(parser: argparse.ArgumentParser) -> None:
-    """The voice studio and HTTP API flags (called from :func:`.cli.build_parser`)."""
-    parser.add_argument("--web-uri", default=None, metavar="http://HOST:PORT",
-                        help="serve the voice studio page and the HTTP API (studio JSON, "
-                             "OpenAI-compatible /v1/audio/speech) on this address, e.g. "
-                             "http://127.0.0.1:8099 (default: off; any address other than "
-                             "loopback needs --web-token or --web-ingress)")
-    parser.add_argument("--web-token", default=None, metavar="TOKEN",
-                        help="require this token (Authorization: Bearer TOKEN, or a login in "
-                             "the page); needed to bind --web-uri beyond loopback (default: "
-                             f"${TOKEN_ENV})")
-    parser.add_argument("--web-ingress", action="store_true",
-                        help="behind Home Assistant ingress (the add-on): accept only the "
-                             "ingress proxy and serve under its X-Ingress-Path")
-    parser.add_argument("--web-ingress-proxy", default=INGRESS_PROXY, metavar="ADDRESS",
-                        help="the address of the ingress proxy (default: %(default)s, Home "
-                             "Assistant's Supervisor)")
 
 
 def parse_web_uri(uri: str) -> tuple[str, int]:
