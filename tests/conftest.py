@@ -56,7 +56,7 @@ def port() -> int:
 # --------------------------------------------------------------------------- the slow marker
 
 #: Fixtures that start a server process: every test using one is ``slow``.
-SERVER_FIXTURES = frozenset({"tiny_server", "server_factory"})
+SERVER_FIXTURES = frozenset({"tiny_server", "server_factory", "studio_factory", "studio"})
 _CURRENT: list[pytest.Item] = []
 
 
@@ -64,6 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow: starts a server process or takes over a second (deselect with "
         "-m 'not slow' for the fast suite)")
+    config.addinivalue_line("markers", "microphone: the browser gets a fake microphone")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -297,3 +298,9 @@ def pcm_bytes(events: Sequence[Event]) -> bytes:
 
 def types_of(events: Sequence[Event]) -> list[str]:
     return [event.type for event in events]
+
+
+# The voice studio's fixtures (studio_factory, studio) live with its helpers; imported last,
+# since those helpers import this module's ServerProcess.
+from studio_browser import browser  # noqa: E402, F401
+from studio_http import studio, studio_factory  # noqa: E402, F401

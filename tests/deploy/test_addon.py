@@ -190,10 +190,20 @@ def test_config_declares_the_wyoming_service(config: dict[str, Any]) -> None:
     assert config["init"] is False  # the base image's s6-overlay is the init system
     assert config["discovery"] == ["wyoming"]
     assert "10200/tcp" in config["ports"]
-    assert {"type": "share", "read_only": True} in config["map"]
+    # The voice studio writes cloned voices into /share/omnivoice/voices.
+    assert {"type": "share", "read_only": False} in config["map"]
     assert set(config["schema"]) == {"voice", "precision", "num_steps", "guidance_scale",
                                      "preload_languages", "debug"}
     assert config["options"]["voice"] == "en-female-young"
+
+
+def test_config_shows_the_voice_studio_in_the_sidebar(config: dict[str, Any]) -> None:
+    """Ingress on the port the run script serves the studio on, with a panel."""
+    assert config["ingress"] is True and config["ingress_port"] == 8099
+    assert config["panel_icon"].startswith("mdi:") and config["panel_title"]
+    assert "8099/tcp" not in config["ports"]  # reached through ingress only
+    run = RUN_SCRIPT.read_text()
+    assert '--web-uri "http://0.0.0.0:8099"' in run and "--web-ingress" in run
 
 
 def test_config_version_matches_the_package(config: dict[str, Any]) -> None:
@@ -319,6 +329,7 @@ def test_run_script_maps_every_option(tmp_path: Path) -> None:
     argv = _argv(run_addon(tmp_path, json.dumps(options)))
     assert argv == [
         "--uri", "tcp://0.0.0.0:10200", "--data-dir", str(tmp_path / "data"), "--device", "cpu",
+        "--web-uri", "http://0.0.0.0:8099", "--web-ingress",
         "--voice", "my butler", "--precision", "fp32", "--num-steps", "12",
         "--guidance-scale", "2.5",
         "--preload-languages", "en,de", "--debug",
@@ -341,7 +352,7 @@ def test_run_script_omits_empty_voice_and_reports_missing_options(tmp_path: Path
     elsewhere = tmp_path / "no-options"
     elsewhere.mkdir()
     result = run_addon(elsewhere, None)
-    assert _argv(result)[-1] == "cpu"
+    assert _argv(result)[-1] == "--web-ingress"
     assert "not found" in result.stderr
 
 

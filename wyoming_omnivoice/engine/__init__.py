@@ -38,6 +38,7 @@ __all__ = [
     "default_num_steps",
     "default_precision",
     "estimate_num_frames",
+    "instruct_vocabulary",
     "language_info",
     "layout_problems",
     "load_reference_audio",
@@ -78,6 +79,7 @@ _PUBLIC = {
     "default_precision": "precision",
     "return_freed_memory": "sessions",
     "estimate_num_frames": "duration",
+    "instruct_vocabulary": "instruct",
     "language_info": "languages",
     "layout_problems": "model_files",
     "load_reference_audio": "reference",
@@ -92,6 +94,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.core import Engine as Engine
     from wyoming_omnivoice.engine.decoder import DecodeOptions as DecodeOptions
     from wyoming_omnivoice.engine.duration import estimate_num_frames as estimate_num_frames
+    from wyoming_omnivoice.engine.instruct import instruct_vocabulary as instruct_vocabulary
     from wyoming_omnivoice.engine.instruct import normalize_instruct as normalize_instruct
     from wyoming_omnivoice.engine.languages import (
         advertised_language_code as advertised_language_code,

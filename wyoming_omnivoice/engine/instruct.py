@@ -123,6 +123,12 @@ def vocabulary() -> dict[str, dict[str, list[str]]]:
     return {cat.name: {"en": list(cat.english), "zh": list(cat.chinese)} for cat in CATEGORIES}
 
 
+def instruct_vocabulary() -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+    """Per category, in prompt order: (name, English items, Chinese items). At most one item
+    per category; an accent (English speech) and a dialect (Chinese speech) never together."""
+    return tuple((cat.name, cat.english, cat.chinese) for cat in CATEGORIES)
+
+
 class UnknownInstructItems(ValueError):
     """Instruct items outside the vocabulary; ``items`` holds (as written, normalised,
     closest valid item or None) for each, the message says it in one line."""

@@ -34,6 +34,7 @@ from wyoming_omnivoice.speech.warmup import warm_up
 from wyoming_omnivoice.speech.worker import InferenceWorker
 from wyoming_omnivoice.voices.assets import WorkerEncoder, folder_voice_watcher, prepare_voices
 from wyoming_omnivoice.voices.listing import list_voices
+from wyoming_omnivoice.web.options import web_options
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
@@ -99,9 +100,16 @@ def start(config: Config) -> int:
         worker, options.num_step)
     worker.start()
     assets.start_background()
+    side = None
+    web = web_options(args)
+    if web is not None:
+        from wyoming_omnivoice.web.wiring import web_starter
+
+        side = web_starter(web, service, assets, make_request, options, engine.fingerprint,
+                           data_dir)
     code = 1
     try:
-        code = asyncio.run(serve(args, context))
+        code = asyncio.run(serve(args, context, side))
     finally:
         watcher.close()
         service.close()

@@ -31,6 +31,7 @@ from wyoming_omnivoice.server.flags import (
 from wyoming_omnivoice.server.listen_address import check_listen_address, zeroconf_loopback_warning
 from wyoming_omnivoice.server.metrics import parse_metrics_uri
 from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD
+from wyoming_omnivoice.web.options import INGRESS_PROXY, web_options
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
@@ -72,6 +73,10 @@ class Config:
     metrics_uri: str | None = None
     deterministic: bool = False
     download_only: bool = False
+    web_uri: str | None = None
+    web_token: str | None = None
+    web_ingress: bool = False
+    web_ingress_proxy: str = INGRESS_PROXY
 
     @property
     def data_path(self) -> Path:
@@ -167,6 +172,7 @@ def validate(args: Config) -> Config:
         raise StartupError(f"--manifest {args.manifest}: no such file")
     if args.metrics_uri is not None:
         parse_metrics_uri(args.metrics_uri)
+    web_options(args)  # the web server's flags (web/options.py)
     args = dataclasses.replace(args, data_dir=prepare_data_dir(args.data_dir or default_data_dir()))
     check_listen_address(args.uri)  # before the model loads: a taken port fails in seconds
     if args.zeroconf is not None and (warning := zeroconf_loopback_warning(args.uri)):

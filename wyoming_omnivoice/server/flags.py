@@ -16,6 +16,7 @@ from pathlib import Path
 from wyoming_omnivoice import __version__
 from wyoming_omnivoice.engine import PRECISIONS, default_num_steps, default_precision
 from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD, preload_languages
+from wyoming_omnivoice.web.options import INGRESS_PROXY, TOKEN_ENV
 
 DEFAULT_URI = "tcp://0.0.0.0:10200"
 DEFAULT_VOICE = "en-female-young"
@@ -113,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Python logging format (default: %(default)s)")
     parser.add_argument("--version", action="version", version=__version__)
     add_metrics_arguments(parser)
+    add_web_arguments(parser)  # --web-uri, --web-token, --web-ingress (the voice studio)
     return parser
 
 
@@ -199,3 +201,22 @@ def add_list_voices_argument(parser: argparse.ArgumentParser) -> None:
                         help="print the voices (name, languages, description) from the "
                              "built-in presets, --voices-file and the data dir's voice "
                              "folders, then exit; the model is not loaded")
+
+
+def add_web_arguments(parser: argparse.ArgumentParser) -> None:
+    """The voice studio and HTTP API flags (checked in ``web/options.py``)."""
+    parser.add_argument("--web-uri", default=None, metavar="http://HOST:PORT",
+                        help="serve the voice studio page and the HTTP API (studio JSON, "
+                             "OpenAI-compatible /v1/audio/speech) on this address, e.g. "
+                             "http://127.0.0.1:8099 (default: off; any address other than "
+                             "loopback needs --web-token or --web-ingress)")
+    parser.add_argument("--web-token", default=None, metavar="TOKEN",
+                        help="require this token (Authorization: Bearer TOKEN, or a login in "
+                             "the page); needed to bind --web-uri beyond loopback (default: "
+                             f"${TOKEN_ENV})")
+    parser.add_argument("--web-ingress", action="store_true",
+                        help="behind Home Assistant ingress (the add-on): accept only the "
+                             "ingress proxy and serve under its X-Ingress-Path")
+    parser.add_argument("--web-ingress-proxy", default=INGRESS_PROXY, metavar="ADDRESS",
+                        help="the address of the ingress proxy (default: %(default)s, Home "
+                             "Assistant's Supervisor)")

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
 WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
+
+#: Starts a side service in this loop (the web server); returns its stop.
+SideService = Callable[[], Awaitable[Callable[[], Awaitable[None]]]]
 
 
 def zeroconf_host(host: str | None) -> str | None:
@@ -53,8 +57,10 @@ def stop_listening(server: AsyncServer) -> None:
         listener.close()
 
 
-async def serve(config: Config, context: WyomingContext) -> int:
-    """Serve until a signal (exit 0) or the worker's death (exit 1)."""
+async def serve(config: Config, context: WyomingContext,
+                side: SideService | None = None) -> int:
+    """Serve until a signal (exit 0) or the worker's death (exit 1); ``side`` (the web
+    server) starts after the Wyoming server and stops after it."""
     server = AsyncServer.from_uri(config.uri)
     factory = partial(OmniVoiceEventHandler, context=context)
     loop = asyncio.get_running_loop()
@@ -80,6 +86,14 @@ async def serve(config: Config, context: WyomingContext) -> int:
         raise StartupError(listen_error_message(config.uri, err)) from None
     if config.zeroconf is not None:
         await _start_zeroconf(config)
+    stop_side = None
+    if side is not None:
+        try:
+            stop_side = await side()
+        except OSError as err:
+            await server.stop()
+            raise StartupError(f"--web-uri: cannot listen there ({err}); pick a free "
+                               "port") from None
     signals = 0
 
     def on_signal(signum: int) -> None:
@@ -103,6 +117,8 @@ async def serve(config: Config, context: WyomingContext) -> int:
     # Resolved for the device at start-up (cli); a Config built elsewhere: the CPU's.
     await drain(server, context, config.shutdown_timeout_on("cpu"), drained)
     await cut_off_requests(context)
+    if stop_side is not None:
+        await stop_side()
     await server.stop()
     await _wait_closed(context, 2.0)
     return exit_code

@@ -142,6 +142,11 @@ class SpeechService:
             prompts[voice.preset.name] = voice.prompt
         self._catalog = self._catalog.merged(voice.preset for voice in found)
 
+    def add_presets(self, presets: Iterable[VoicePreset]) -> None:
+        """Voices saved while running (the voice studio) join the catalogue, or replace the
+        voice of their name; their anchors and prompts are in the request builder's tables."""
+        self._catalog = self._catalog.merged(presets)
+
     def remove_voice(self, name: str) -> None:
         """A voice leaves the catalogue (never the default voice)."""
         if name == self.settings.default_voice:

@@ -28,6 +28,7 @@ from wyoming_omnivoice.voices.anchors import Anchor, AnchorCache
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 from wyoming_omnivoice.voices.engine_thread import EngineThread
 from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD, AnchorBuilder, preloaded
+from wyoming_omnivoice.voices.pinned import load_pinned_anchor
 from wyoming_omnivoice.voices.watch import FolderVoiceWatcher, NewVoice
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def preset_from_spec(spec: cloned_voices.ClonedVoiceSpec) -> VoicePreset:
     return VoicePreset(
         name=spec.name,
         description=spec.description or f"{spec.name} (cloned voice)",
-        languages=(language,),
+        languages=spec.languages or (language,),
         anchor=False,
         normalize_text=spec.normalize_text,
         clone=spec.reference,
@@ -107,13 +108,20 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
     cache = AnchorCache(data_dir / "anchors", engine.fingerprint,
                         settings={"num_step": options.num_step,
                                   "guidance_scale": options.guidance_scale})
+    for preset in catalog:
+        if preset.uses_anchor and preset.anchor_file is not None:
+            try:  # pinned: loaded, never built (the same person on every replica)
+                assets.anchors[preset.name] = load_pinned_anchor(preset.anchor_file)
+            except ValueError as err:
+                failed[preset.name] = f"Voice {preset.name!r} ({preset.source}): {err}"
+    built = [preset for preset in catalog
+             if preset.uses_anchor and preset.anchor_file is None]
     # Before ready: the default voice's anchor only; the other preloaded voices' are
     # built in the background once the worker runs (AnchorBuilder.start_background).
-    first = [preset for preset in catalog if preset.uses_anchor and preset.name == default]
-    background = [preset for preset in catalog if preset.uses_anchor
-                  and preset.name != default and preloaded(preset, preload, default)]
-    later = [preset for preset in catalog
-             if preset.uses_anchor and not preloaded(preset, preload, default)]
+    first = [preset for preset in built if preset.name == default]
+    background = [preset for preset in built
+                  if preset.name != default and preloaded(preset, preload, default)]
+    later = [preset for preset in built if not preloaded(preset, preload, default)]
     for preset in first:
         try:
             assets.anchors[preset.name] = cache.get_or_create(preset, engine, options)

@@ -12,6 +12,7 @@ import logging
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from wyoming_omnivoice.engine import advertised_language_code
@@ -44,6 +45,10 @@ class VoicePreset:
     per_language: bool = False
     #: For a voice generated from a per-language preset: that preset's name.
     template: str | None = None
+    #: A designed voice pinned to an anchor kept in a file (picked in the voice studio or
+    #: imported): loaded as is, never rebuilt, so every replica speaks the same person
+    #: whatever its precision and steps (see :mod:`.pinned`).
+    anchor_file: Path | None = None
 
     @property
     def is_cloned(self) -> bool:
@@ -74,6 +79,7 @@ class VoicePreset:
             "language": self.language,
             "speed": self.speed,
             "anchor_text": self.anchor_text,
+            "anchor_file": str(self.anchor_file) if self.anchor_file is not None else None,
         }
 
     def advertised_languages(self) -> list[str]:

@@ -43,7 +43,7 @@ VOICES_DIR = "voices"
 AUDIO_NAMES = ("reference.wav", "reference.flac", "reference.ogg")
 TRANSCRIPT_NAME = "reference.txt"
 META_NAME = "voice.yaml"
-META_KEYS = frozenset({"language", "description", "normalize_text"})
+META_KEYS = frozenset({"language", "languages", "description", "normalize_text"})
 
 
 class Encoder(Protocol):
@@ -65,6 +65,9 @@ class ClonedVoiceSpec:
     language: str | None = None
     description: str | None = None
     normalize_text: bool | None = None
+    #: All the languages the voice speaks (``languages`` in voice.yaml); ``language`` is
+    #: the first of them.
+    languages: tuple[str, ...] | None = None
 
     @property
     def audio_path(self) -> Path:
@@ -192,12 +195,35 @@ def _read_meta(path: Path) -> dict[str, Any]:
             strict_language(meta["language"])
         except ValueError as err:
             raise ValueError(f"{path}: {err}") from None
+    if "languages" in data:
+        if "language" in meta:
+            raise ValueError(f"{path}: give either language or languages, not both.")
+        meta["languages"] = _meta_languages(data["languages"], path)
+        meta["language"] = meta["languages"][0]
     normalize = data.get("normalize_text")
     if normalize is not None:
         if not isinstance(normalize, bool):
             raise ValueError(f"{path}: normalize_text must be true or false.")
         meta["normalize_text"] = normalize
     return meta
+
+
+def _meta_languages(value: Any, path: Path) -> tuple[str, ...]:
+    from wyoming_omnivoice.engine import strict_language
+
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{path}: languages must be a list of language ids, e.g. [en, de].")
+    languages: list[str] = []
+    for item in value:
+        try:
+            language = strict_language(str(item))
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from None
+        if language is None:
+            raise ValueError(f"{path}: language {item!r} is not usable for a voice.")
+        if language not in languages:
+            languages.append(language)
+    return tuple(languages)
 
 
 # ---------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ _LOGGER = logging.getLogger(__name__)
 
 DESIGN_KEYS = frozenset(
     {"name", "description", "instruct", "languages", "language", "speed", "anchor",
-     "anchor_text", "normalize_text", "per_language"}
+     "anchor_text", "anchor_file", "normalize_text", "per_language"}
 )
 CLONE_KEYS = frozenset(
     {"name", "description", "reference_audio", "reference_text", "reference_text_file",
@@ -211,11 +211,30 @@ def parse_preset(entry: Any, *, source: str, index: int, base_dir: Path | None) 
                                "language; remove 'anchor_text'")
     if instruct is not None:
         _check_instruct(instruct, anchor_text or "", label)
+    anchor_file = _parse_anchor_file(entry.get("anchor_file"), label, base_dir)
+    if anchor_file is not None and (per_language or not anchor or anchor_text is not None):
+        raise VoiceConfigError(f"{label}: 'anchor_file' pins the voice to a recorded anchor; "
+                               "it cannot be used with per_language, anchor: false or "
+                               "anchor_text")
     return VoicePreset(
         name=name, description=description, languages=languages, instruct=instruct,
         speed=speed, anchor=bool(anchor), anchor_text=anchor_text, normalize_text=normalize,
-        source=source, per_language=bool(per_language),
+        source=source, per_language=bool(per_language), anchor_file=anchor_file,
     )
+
+
+def _parse_anchor_file(value: Any, label: str, base_dir: Path | None) -> Path | None:
+    """``anchor_file``: an anchor file (relative to the voices file's folder) that must
+    exist; its content is checked when the voice is prepared (:mod:`.pinned`)."""
+    text = _parse_text(value, "anchor_file", label)
+    if text is None:
+        return None
+    path = Path(text).expanduser()
+    if not path.is_absolute() and base_dir is not None:
+        path = base_dir / path
+    if not path.is_file():
+        raise VoiceConfigError(f"{label}: anchor_file {path} does not exist")
+    return path.resolve()
 
 
 def _parse_voice_languages(value: Any, source: str, problems: list[VoiceProblem] | None

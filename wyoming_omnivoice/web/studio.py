@@ -1,0 +1,320 @@
+"""What the studio does, apart from HTTP: takes, previews, saving, editing, moving voices.
+
+Engine work runs on the inference worker (through :mod:`.speech`), file work on a thread;
+the event loop only hands things on. Every refusal is an :class:`ApiError` whose message is
+shown in the page as is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from wyoming_omnivoice.engine import NO_TRANSCRIPT_HINT
+from wyoming_omnivoice.model.file_hash import sha256_file
+from wyoming_omnivoice.speech.errors import RequestError, request_error_for
+from wyoming_omnivoice.speech.worker import BusyError, WorkerStoppedError
+from wyoming_omnivoice.voices import cloned
+from wyoming_omnivoice.voices.anchors import ANCHOR_SEED, Anchor, anchor_text_for
+from wyoming_omnivoice.voices.assets import CLONE_PROMPT_CACHE
+from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.voices.names import check_voice_name
+from wyoming_omnivoice.voices.saved import Recording, SavedVoiceError, SavedVoices
+from wyoming_omnivoice.voices.transfer import (
+    VoiceFile,
+    check_languages,
+    export_voice,
+    parse_voice_file,
+)
+from wyoming_omnivoice.web.audio_files import Audio, decode_upload, sniff_audio
+from wyoming_omnivoice.web.errors import ApiError, bad_request, not_found
+from wyoming_omnivoice.web.options import WebLimits
+from wyoming_omnivoice.web.speech import StudioSpeech
+from wyoming_omnivoice.web.takes import Design, Take, TakeStore
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice import Engine, VoicePrompt
+
+MAX_DESCRIPTION = 500
+MAX_TRANSCRIPT = 2000
+
+
+def api_error_for(err: BaseException) -> ApiError:
+    """The speech service's refusals as HTTP errors (its codes, with ``_`` for ``-``)."""
+    error = request_error_for(err)
+    status = 503 if error.code in ("busy", "shutting-down", "worker-stopped") else 400
+    return ApiError(status, error.code.replace("-", "_"), str(error))
+
+
+def checked_name(name: Any) -> str:
+    try:
+        return check_voice_name(name)
+    except ValueError as err:
+        raise bad_request("bad_name", str(err)) from None
+
+
+class Studio:
+    def __init__(self, speech: StudioSpeech, saved: SavedVoices, limits: WebLimits) -> None:
+        self.speech = speech
+        self.saved = saved
+        self.limits = limits
+        self.takes = TakeStore(limits.max_takes)
+        self._slots = asyncio.Semaphore(limits.max_synthesis)
+        self._waiting = 0
+        self._writes = asyncio.Lock()
+
+    # ---- synthesis -----------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def synthesis_slot(self) -> AsyncIterator[None]:
+        """At most ``max_synthesis`` HTTP syntheses in the worker; a bounded queue behind."""
+        if self._waiting >= self.limits.max_waiting:
+            raise ApiError(503, "busy", f"{self._waiting} HTTP syntheses are waiting "
+                           "(web synthesis queue limit); try again shortly")
+        self._waiting += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            yield
+        finally:
+            self._slots.release()
+
+    def check_text(self, text: Any) -> str:
+        if not isinstance(text, str) or not text.strip():
+            raise bad_request("text_required", "Give a sentence to speak")
+        limit = self.limits.max_text_length
+        if len(text) > limit:
+            raise bad_request("text_too_long", f"The text is {len(text)} characters; the "
+                              f"limit is {limit} (--max-text-length)")
+        return text
+
+    async def speak(self, text: str, preset: VoicePreset,
+                    reference: Anchor | VoicePrompt | None = None) -> Audio:
+        async with self.synthesis_slot():
+            try:
+                return await self.speech.synthesize(text, preset, reference=reference)
+            except (RequestError, BusyError, WorkerStoppedError, ValueError) as err:
+                raise api_error_for(err) from None
+
+    async def preview(self, text: Any, take_id: Any = None, voice: Any = None,
+                      name: Any = None) -> Audio:
+        text = self.check_text(text)
+        if take_id is not None:
+            take = self.take(take_id)
+            draft_name = checked_name(name) if name else None
+            return await self.speak(text, take.design.preset(draft_name), take.reference)
+        if not isinstance(voice, str) or voice not in self.speech.catalog:
+            raise not_found("no_such_voice", f"There is no voice {str(voice)[:64]!r}")
+        preset = self.speech.catalog.get(voice)
+        assert preset is not None
+        return await self.speak(text, preset)
+
+    # ---- takes ---------------------------------------------------------------------
+
+    def take(self, take_id: Any) -> Take:
+        take = self.takes.get(take_id)
+        if take is None:
+            raise not_found("no_such_take", "That take is gone (takes are kept in memory, "
+                            "the newest only, until the server restarts); make a new one")
+        return take
+
+    async def design_take(self, design: Design, another: bool) -> Take:
+        """A candidate anchor: the server's anchor seed first, a new seed for another take."""
+        seed = secrets.randbelow(2**31 - 1) + 1 if another else ANCHOR_SEED
+        text = anchor_text_for(design.preset())
+        options = self.speech.options
+
+        def build(engine: Engine) -> Anchor:
+            codes = engine.generate_codes(text, language=design.language,
+                                          instruct=design.instruct, speed=design.speed,
+                                          options=options, seed=seed)
+            return Anchor(codes=np.asarray(codes, dtype=np.int64), text=text)
+
+        async with self.synthesis_slot():
+            try:
+                anchor = await self.speech.on_engine(build)
+            except ValueError as err:
+                raise bad_request("bad_design", str(err)) from None
+        return self.takes.add(Take(self.takes.new_id(), design, seed=seed, anchor=anchor))
+
+    async def clone_take(self, data: bytes, transcript: Any, language: str) -> Take:
+        if not isinstance(transcript, str) or not transcript.strip():
+            raise bad_request("transcript_required", "Type the exact words spoken in the "
+                              f"recording. {NO_TRANSCRIPT_HINT}")
+        transcript = " ".join(transcript.split())
+        if len(transcript) > MAX_TRANSCRIPT:
+            raise bad_request("transcript_too_long", f"The transcript is {len(transcript)} "
+                              f"characters; the limit is {MAX_TRANSCRIPT} (transcript limit)")
+        kind, samples, sample_rate = await decode_upload(data, self.limits)
+        prompt = await self._encode(samples, sample_rate, transcript)
+        return self.takes.add(Take(self.takes.new_id(), Design(None, language), prompt=prompt,
+                                   recording=Recording(data, kind), transcript=transcript))
+
+    async def _encode(self, samples: Audio, sample_rate: int, transcript: str) -> VoicePrompt:
+        def encode(engine: Engine) -> VoicePrompt:
+            prompt: VoicePrompt = engine.encode_reference(samples, sample_rate, transcript)
+            return prompt
+
+        async with self.synthesis_slot():
+            try:
+                return await self.speech.on_engine(encode)
+            except ValueError as err:  # silence, too short: the same checks as a folder
+                raise bad_request("bad_recording", str(err)) from None
+
+    # ---- keeping -------------------------------------------------------------------
+
+    def _check_new_name(self, value: Any) -> str:
+        name = checked_name(value)
+        if name in self.speech.catalog:
+            raise ApiError(409, "name_taken", f"A voice named {name!r} exists already; pick "
+                           "another name")
+        return name
+
+    @staticmethod
+    def _description(value: Any, name: str) -> str:
+        if value is None:
+            return name
+        if not isinstance(value, str) or len(value) > MAX_DESCRIPTION:
+            raise bad_request("bad_description", f"The description must be text of at most "
+                              f"{MAX_DESCRIPTION} characters")
+        return str(" ".join(value.split())) or name
+
+    @staticmethod
+    def _languages(values: Any, first: str | None = None) -> tuple[str, ...]:
+        if values is None:
+            values = [first] if first else []
+        if not isinstance(values, list):
+            raise bad_request("bad_languages", "'languages' must be a list such as [\"en\"]")
+        try:
+            languages = check_languages(values)
+        except ValueError as err:
+            raise bad_request("bad_languages", str(err)) from None
+        if first is not None and first in languages:  # the take's language stays the main one
+            languages = (first, *(language for language in languages if language != first))
+        elif first is not None:
+            languages = (first, *languages)
+        return languages
+
+    async def save(self, take_id: Any, name: Any, description: Any, languages: Any
+                   ) -> VoicePreset:
+        take = self.take(take_id)
+        async with self._writes:
+            name = self._check_new_name(name)
+            description = self._description(description, name)
+            langs = self._languages(languages, take.design.language)
+            if take.prompt is not None:
+                assert take.recording is not None and take.transcript is not None
+                return await self._keep_clone(name, description, langs, take.recording,
+                                              take.transcript, take.prompt)
+            assert take.anchor is not None
+            return await self._keep_design(name, description, langs, take.design.instruct,
+                                           take.design.speed, take.anchor)
+
+    async def _keep_design(self, name: str, description: str, languages: tuple[str, ...],
+                           instruct: str | None, speed: float | None, anchor: Anchor
+                           ) -> VoicePreset:
+        made_with = f"steps={self.speech.options.num_step}"
+        preset = await self._saving(self.saved.save_designed, name, description, languages,
+                                    instruct, speed, anchor, made_with)
+        self.speech.add_voices([preset], anchors={name: anchor})
+        return preset
+
+    async def _keep_clone(self, name: str, description: str, languages: tuple[str, ...],
+                          recording: Recording, transcript: str, prompt: VoicePrompt
+                          ) -> VoicePreset:
+        preset = await self._saving(self.saved.save_cloned, name, description, languages,
+                                    recording, transcript)
+        await asyncio.to_thread(self._cache_prompt, preset, transcript, prompt)
+        self.speech.add_voices([preset], prompts={name: prompt})
+        return preset
+
+    def _cache_prompt(self, preset: VoicePreset, transcript: str, prompt: VoicePrompt) -> None:
+        """Cache the prompt as a start would, so a restart does not encode it again."""
+        assert preset.clone is not None
+        audio = preset.clone.audio_path
+        key = cloned.prompt_cache_key(sha256_file(audio), transcript, self.speech.fingerprint)
+        path = cloned.cache_path(self.speech.data_dir / CLONE_PROMPT_CACHE, preset.name)
+        with contextlib.suppress(OSError):  # only a cache: a restart encodes it again
+            prompt.save(path, key=key, name=preset.name, audio=str(audio))
+
+    async def _saving(self, save: Any, *args: Any) -> VoicePreset:
+        try:
+            preset: VoicePreset = await asyncio.to_thread(save, *args)
+        except SavedVoiceError as err:
+            status = 409 if err.code == "name_taken" else 400
+            raise ApiError(status, err.code, str(err)) from None
+        except ValueError as err:
+            raise bad_request("bad_voice", str(err)) from None
+        return preset
+
+    async def update(self, name: str, description: Any, languages: Any) -> VoicePreset:
+        async with self._writes:
+            preset = self._editable(name)
+            description = self._description(
+                description if description is not None else preset.description, name)
+            langs = self._languages(languages if languages is not None
+                                    else list(preset.languages))
+            preset = await self._saving(self.saved.update, name, description, langs)
+            self.speech.add_voices([preset])
+            return preset
+
+    def _editable(self, name: str) -> VoicePreset:
+        preset = self.speech.catalog.get(checked_name(name))
+        if preset is None:
+            raise not_found("no_such_voice", f"There is no voice {name!r}")
+        if self.saved.kind_of(name) is None:
+            raise ApiError(403, "not_editable", f"Voice {name!r} comes from "
+                           f"{preset.source}; edit it there")
+        return preset
+
+    async def delete(self, name: str) -> None:
+        async with self._writes:
+            self._editable(name)
+            if name == self.speech.default_voice:
+                raise ApiError(409, "default_voice", f"Voice {name!r} is the server's default "
+                               "voice (--voice); start the server with another one first")
+            await self._saving(self.saved.delete, name)
+            self.speech.remove_voice(name)
+
+    # ---- moving --------------------------------------------------------------------
+
+    async def export(self, name: str) -> dict[str, Any]:
+        preset = self.speech.catalog.get(checked_name(name))
+        if preset is None:
+            raise not_found("no_such_voice", f"There is no voice {name!r}")
+        recording = None
+        if preset.clone is not None:
+            data = await asyncio.to_thread(preset.clone.audio_path.read_bytes)
+            kind = sniff_audio(data)
+            recording = Recording(data, kind) if kind else None
+        try:
+            anchor = None if preset.is_cloned else await self.speech.anchor_of(preset)
+            return export_voice(preset, anchor, recording)
+        except ValueError as err:
+            raise ApiError(409, "not_exportable", str(err)) from None
+
+    async def import_voice(self, document: Any, rename: Any = None) -> VoicePreset:
+        try:
+            voice: VoiceFile = parse_voice_file(
+                document, max_audio_bytes=self.limits.max_upload_bytes, sniff=sniff_audio)
+        except ValueError as err:
+            raise bad_request("bad_voice_file", str(err)) from None
+        name = checked_name(rename) if rename else voice.name
+        async with self._writes:
+            self._check_new_name(name)
+            if voice.recording is not None:
+                assert voice.transcript is not None
+                _kind, samples, rate = await decode_upload(voice.recording.data, self.limits)
+                prompt = await self._encode(samples, rate, voice.transcript)
+                return await self._keep_clone(name, voice.description, voice.languages,
+                                              voice.recording, voice.transcript, prompt)
+            assert voice.anchor is not None
+            return await self._keep_design(name, voice.description, voice.languages,
+                                           voice.instruct, voice.speed, voice.anchor)
