@@ -36,6 +36,9 @@ DONOR = REPO / "tests" / "fixtures" / "models" / "tiny"
 NUM_CODEBOOKS = 8
 AUDIO_VOCAB = 1025
 OPSET = 18
+#: The sequence axis named as in the published export (the int8/fp32 preparation finds the
+#: rotary chain by it).
+SEQ = "sequence_length"
 
 
 class Builder:
@@ -143,9 +146,9 @@ def backbone(args: argparse.Namespace, rng: np.random.Generator) -> onnx.ModelPr
     b.nodes.append(helper.make_node("Identity", [out], ["hidden_states"]))
     graph = helper.make_graph(
         b.nodes, "omnivoice_backbone_random",
-        [helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["B", "S", h]),
-         helper.make_tensor_value_info("attention_mask", TensorProto.BOOL, ["B", 1, "S", "S"])],
-        [helper.make_tensor_value_info("hidden_states", TensorProto.FLOAT, ["B", "S", h])],
+        [helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["B", SEQ, h]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.BOOL, ["B", 1, SEQ, SEQ])],
+        [helper.make_tensor_value_info("hidden_states", TensorProto.FLOAT, ["B", SEQ, h])],
         initializer=b.inits,
     )
     return _model(graph)
@@ -168,9 +171,9 @@ def embeddings(args: argparse.Namespace, rng: np.random.Generator) -> onnx.Model
     b.nodes.append(helper.make_node("Where", [cond, audio, text], ["inputs_embeds"]))
     graph = helper.make_graph(
         b.nodes, "omnivoice_embeddings_random",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["B", 8, "S"]),
-         helper.make_tensor_value_info("audio_mask", TensorProto.BOOL, ["B", "S"])],
-        [helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["B", "S", h])],
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["B", 8, SEQ]),
+         helper.make_tensor_value_info("audio_mask", TensorProto.BOOL, ["B", SEQ])],
+        [helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["B", SEQ, h])],
         initializer=b.inits,
     )
     return _model(graph)
@@ -185,9 +188,9 @@ def heads(args: argparse.Namespace, rng: np.random.Generator) -> onnx.ModelProto
     graph = helper.make_graph(
         b.nodes, "omnivoice_heads_random",
         [helper.make_tensor_value_info("hidden_states", TensorProto.FLOAT,
-                                       ["B", "S", args.hidden])],
+                                       ["B", SEQ, args.hidden])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
-                                       ["B", 8, "S", AUDIO_VOCAB])],
+                                       ["B", 8, SEQ, AUDIO_VOCAB])],
         initializer=b.inits,
     )
     return _model(graph)

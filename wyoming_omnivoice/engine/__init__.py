@@ -18,6 +18,7 @@ __all__ = [
     "CAUSAL_DECODER_NAMES",
     "CLONING_FILES",
     "EMBEDDINGS",
+    "MIN_CANVAS_FRAMES",
     "NO_TRANSCRIPT_HINT",
     "NUM_CODEBOOKS",
     "PRECISIONS",
@@ -56,6 +57,7 @@ _PUBLIC = {
     "DecodeOptions": "decoder",
     "EMBEDDINGS": "model_files",
     "Engine": "core",
+    "MIN_CANVAS_FRAMES": "core",
     "ModelError": "model_files",
     "NO_TRANSCRIPT_HINT": "reference",
     "NUM_CODEBOOKS": "reference",
@@ -82,6 +84,7 @@ _PUBLIC = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from wyoming_omnivoice.engine.core import MIN_CANVAS_FRAMES as MIN_CANVAS_FRAMES
     from wyoming_omnivoice.engine.core import SHORT_REPLY as SHORT_REPLY
     from wyoming_omnivoice.engine.core import Engine as Engine
     from wyoming_omnivoice.engine.core import SynthesisRequest as SynthesisRequest

@@ -45,6 +45,14 @@ CHUNK_DURATION_S = 15.0
 ROW_BUCKETS = (1, 2, 4, 8, 16)
 #: A Home Assistant reply at the 60-character limit of a "short" reply, for warm-up.
 SHORT_REPLY = "The living room lights are on and it is 21 degrees inside."
+#: The smallest target canvas decoded (frames, 1.6 s). A C port of OmniVoice reports that
+#: canvases under about 37-40 frames degenerate into a sub-50 Hz rumble instead of speech,
+#: and that the PyTorch reference does the same (kizuna-ai-lab/synthesize.cpp,
+#: ``docs/models/omnivoice-0-6b.md``); "Done." resolves to 26 frames, "Hi." to 22. A
+#: shorter estimate is decoded on this canvas and the extra silence is trimmed by the
+#: post-processing (``remove_silence`` keeps 100 ms at each edge). Upstream has no
+#: minimum: 0 decodes its canvases exactly.
+MIN_CANVAS_FRAMES = 40
 
 @dataclass(frozen=True)
 class SynthesisRequest:
@@ -90,9 +98,15 @@ class Engine:
         io_binding: bool | None = None,
         buckets: bool | None = None,
         precision: str = "published",
+        min_canvas_frames: int = MIN_CANVAS_FRAMES,
     ) -> None:
         """An engine over loaded graphs (see :meth:`load`)."""
+        if not isinstance(min_canvas_frames, int) or min_canvas_frames < 0:
+            raise ValueError("min_canvas_frames must be a whole number of frames >= 0, "
+                             f"not {min_canvas_frames!r}")
         self.paths = paths
+        #: The smallest target canvas decoded (see :data:`MIN_CANVAS_FRAMES`).
+        self.min_canvas_frames = min_canvas_frames
         #: The backbone variant in use (see :mod:`.precision`).
         self.precision = precision
         self.graphs = graphs
@@ -148,6 +162,7 @@ class Engine:
         allow_tf32: bool = False,
         prepared_dir: Path | None = None,
         cache_dir: Path | None = None,
+        min_canvas_frames: int = MIN_CANVAS_FRAMES,
     ) -> Engine:
         """Load a model directory (see :mod:`.model_files`) on ``auto``/``cuda``/``cpu``.
 
@@ -158,7 +173,8 @@ class Engine:
         ``io_binding`` and ``buckets`` default to on for CUDA and off for CPU;
         ``cuda_graph`` (CUDA only) captures one CUDA graph per bucket shape, by default
         with a prepared backbone. ``allow_tf32`` lets CUDA multiply fp32 in TF32 (faster,
-        not exact; off by default).
+        not exact; off by default). ``min_canvas_frames``: the smallest target canvas (see
+        :data:`MIN_CANVAS_FRAMES`; 0 keeps upstream's canvases).
         """
         check_precision(precision)
         paths = ModelPaths.from_dir(model_dir)
@@ -190,7 +206,7 @@ class Engine:
         graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
                              cuda_graph=cuda_graph, disabled_optimizers=disabled)
         return cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
-                   precision=precision)
+                   precision=precision, min_canvas_frames=min_canvas_frames)
 
     def warm_up(self, lengths: Sequence[int] | None = None,
                 batch_sizes: Sequence[int] = (1,)) -> int:
@@ -248,7 +264,8 @@ class Engine:
             frames = estimate_num_frames(request.text, ref_text, ref_len, speed)
         return _Plan(
             text=request.text, language=language, instruct=instruct, ref_text=ref_text,
-            ref_codes=ref_codes, ref_rms=request.ref_rms, num_frames=frames, speed=speed,
+            ref_codes=ref_codes, ref_rms=request.ref_rms,
+            num_frames=max(frames, self.min_canvas_frames), speed=speed,
             rng=rng if rng is not None else np.random.default_rng(request.seed),
         )
 
@@ -383,8 +400,8 @@ class Engine:
         """``plan`` with other text or reference; the frame count is estimated again."""
         changed = replace(plan, **changes)
         ref_len = int(changed.ref_codes.shape[1]) if changed.ref_codes is not None else None
-        return replace(changed, num_frames=estimate_num_frames(
-            changed.text, changed.ref_text, ref_len, plan.speed))
+        return replace(changed, num_frames=max(self.min_canvas_frames, estimate_num_frames(
+            changed.text, changed.ref_text, ref_len, plan.speed)))
 
     def _render(self, chunks: list[np.ndarray], ref_rms: float | None) -> np.ndarray:
         audio = [self.decode_audio(c) for c in chunks]
