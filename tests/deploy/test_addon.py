@@ -192,7 +192,7 @@ def test_config_declares_the_wyoming_service(config: dict[str, Any]) -> None:
     assert "10200/tcp" in config["ports"]
     assert {"type": "share", "read_only": True} in config["map"]
     assert set(config["schema"]) == {"voice", "precision", "num_steps", "guidance_scale",
-                                     "preload_languages", "debug"}
+                                     "preload_languages", "max_gap", "debug"}
     assert config["options"]["voice"] == "en-female-young"
 
 
@@ -316,13 +316,14 @@ def _argv(result: subprocess.CompletedProcess[str]) -> list[str]:
 
 def test_run_script_maps_every_option(tmp_path: Path) -> None:
     options = {"voice": "my butler", "precision": "fp32", "num_steps": 12,
-               "guidance_scale": 2.5, "preload_languages": "en,de", "debug": True}
+               "guidance_scale": 2.5, "preload_languages": "en,de", "max_gap": 1.5,
+               "debug": True}
     argv = _argv(run_addon(tmp_path, json.dumps(options)))
     assert argv == [
         "--uri", "tcp://0.0.0.0:10200", "--data-dir", str(tmp_path / "data"), "--device", "cpu",
         "--voice", "my butler", "--precision", "fp32", "--num-steps", "12",
         "--guidance-scale", "2.5",
-        "--preload-languages", "en,de", "--debug",
+        "--preload-languages", "en,de", "--max-gap", "1.5", "--debug",
     ]
 
 
@@ -333,6 +334,7 @@ def test_run_script_defaults_of_config_yaml(tmp_path: Path, config: dict[str, An
     assert argv[argv.index("--num-steps") + 1] == "16"
     assert argv[argv.index("--guidance-scale") + 1] == "2.0"
     assert argv[argv.index("--preload-languages") + 1] == "en"
+    assert argv[argv.index("--max-gap") + 1] == "2.0"
     assert "--debug" not in argv
 
 

@@ -37,6 +37,7 @@ from wyoming_omnivoice.server.engine_flags import (
     num_steps_problem,
 )
 from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.server.gap_guard import add_gap_arguments
 from wyoming_omnivoice.server.listen_address import check_listen_address, zeroconf_loopback_warning
 from wyoming_omnivoice.server.metrics import (
     Gauges,
@@ -136,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(needs a tcp:// URI; NAME defaults to 'omnivoice')")
     add_list_voices_argument(parser)
     add_language_arguments(parser)
+    add_gap_arguments(parser)
     parser.add_argument("--debug", action="store_true", help="log DEBUG messages")
     parser.add_argument("--log-format", default=logging.BASIC_FORMAT,
                         help="Python logging format (default: %(default)s)")
@@ -248,7 +250,7 @@ def start(args: argparse.Namespace) -> int:
             default_voice=args.voice, sample_rate=engine.sample_rate,
             samples_per_chunk=args.samples_per_chunk, max_text_length=args.max_text_length,
             streaming=not args.no_streaming, max_concurrent=args.max_concurrent,
-            first_clause=not args.whole_first_sentence,
+            first_clause=not args.whole_first_sentence, max_gap=args.max_gap,
             limits=ConnectionLimits(read_timeout=args.read_timeout,
                                     write_timeout=args.write_timeout,
                                     idle_timeout=args.idle_timeout,

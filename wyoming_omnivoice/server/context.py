@@ -51,6 +51,8 @@ class ServerSettings:
     max_concurrent: int = 16
     #: A long first sentence is spoken from its first clause (off: --whole-first-sentence).
     first_clause: bool = True
+    #: Longest wait of a client with nothing to play, in seconds (--max-gap; 0: off).
+    max_gap: float = 2.0
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 

@@ -49,6 +49,7 @@ from wyoming_omnivoice.server import errors
 from wyoming_omnivoice.server.connection import Connection
 from wyoming_omnivoice.server.context import ServerContext
 from wyoming_omnivoice.server.errors import RequestError
+from wyoming_omnivoice.server.gap_guard import GapGuard
 from wyoming_omnivoice.server.output import OrderedOutput, OutputOverflow, empty_cycle, silent_cycle
 from wyoming_omnivoice.server.request_input import VoiceWish, check_text_format, voice_wish
 from wyoming_omnivoice.server.requests import Kind, PcmBuffer, Piece, Reply, Request, RequestState
@@ -79,7 +80,9 @@ class OmniVoiceEventHandler(Connection):
         super().__init__(reader, writer, context.settings.limits, context.state.connections)
         self.ctx = context
         self._output = OrderedOutput(self, context.settings.sample_rate,
-                                     finish=self._finish, abort=self._abort)
+                                     finish=self._finish, abort=self._abort,
+                                     guard=GapGuard(context.settings.max_gap),
+                                     write_silence=self.write_silence)
         self._tasks: set[asyncio.Task[Audio]] = set()
         #: This connection's requests that are not finished.
         self._requests: set[Request] = set()
@@ -114,6 +117,12 @@ class OmniVoiceEventHandler(Connection):
     async def write_event(self, event: Event) -> None:
         await super().write_event(event)
         self.ctx.metrics.sent(self, event)
+
+    async def write_silence(self, event: Event, seconds: float) -> None:
+        """A chunk of the gap guard's silence: audio for the client, not for the figures
+        of audio and first audio (the metrics count its seconds on their own)."""
+        await super().write_event(event)
+        self.ctx.metrics.silence_sent(seconds)
 
     async def handle_event(self, event: Event) -> bool:
         self.ctx.metrics.received(self, event)

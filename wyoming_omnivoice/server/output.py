@@ -10,6 +10,10 @@ The queue is bounded: a client that sends requests without reading the answers (
 ``describe`` adds an ``info``) can have at most :data:`MAX_QUEUED_REPLIES` replies waiting.
 One more closes that connection (:class:`OutputOverflow`); nobody else notices. Pieces of
 text are bounded already, by ``--max-text-length`` and ``--max-concurrent``.
+
+While a piece is still decoding, the gap guard (:mod:`.gap_guard`, ``--max-gap``) sends
+short silences inside its audio cycle, so the client never waits longer than that with
+nothing to play.
 """
 
 from __future__ import annotations
@@ -17,14 +21,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 
 from wyoming_omnivoice.server.connection import Connection
 from wyoming_omnivoice.server.errors import INTERNAL_ERROR, RequestError, request_error_for
-from wyoming_omnivoice.server.requests import CycleState, Piece, Reply, Request, audio_to_pcm
+from wyoming_omnivoice.server.gap_guard import GapGuard
+from wyoming_omnivoice.server.requests import (
+    Audio,
+    CycleState,
+    Piece,
+    Reply,
+    Request,
+    audio_to_pcm,
+)
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -68,9 +80,15 @@ class OrderedOutput:
     """The ordered, bounded output of one connection."""
 
     def __init__(self, connection: Connection, sample_rate: int, *,
-                 finish: Callable[[Request], None], abort: Callable[[], None]) -> None:
+                 finish: Callable[[Request], None], abort: Callable[[], None],
+                 guard: GapGuard | None = None,
+                 write_silence: Callable[[Event, float], Awaitable[None]] | None = None
+                 ) -> None:
         self._connection = connection
         self._rate = sample_rate
+        self._guard = guard if guard is not None and guard.enabled else None
+        #: Writes a chunk of silence (the metrics count it apart from real audio).
+        self._write_silence = write_silence
         self._finish = finish
         self._abort = abort
         self._items: deque[Piece | Reply] = deque()
@@ -137,7 +155,7 @@ class OrderedOutput:
                 piece.task.cancel()
         else:
             try:
-                audio = await piece.task
+                audio = await self._wait_for_audio(piece)
             except asyncio.CancelledError:
                 if self._connection.closed:
                     raise
@@ -148,15 +166,15 @@ class OrderedOutput:
                 await self._fail(request, request_error_for(err))
         pcm = request.pcm
         if audio is not None and request.active:
-            if piece.opens:
+            if piece.opens and pcm.cycle is not CycleState.OPEN:  # (silence may have opened it)
                 await self._write(audio_start_event(self._rate))
                 pcm.open()
             for chunk in pcm.push(audio_to_pcm(audio)):
-                await self._write_chunk(chunk)
+                await self._write_chunk(request, chunk)
         if pcm.cycle is CycleState.OPEN and (piece.closes or not request.active):
             rest = pcm.close()
             if rest:
-                await self._write_chunk(rest)
+                await self._write_chunk(request, rest)
             await self._write(AudioStop().event())
         if piece.ends_request:
             if pcm.cycle is CycleState.NOT_STARTED:  # failed before any audio
@@ -168,6 +186,49 @@ class OrderedOutput:
         request.fail()
         await self._write(err.event())
 
-    async def _write_chunk(self, pcm: bytes) -> None:
-        await self._write(AudioChunk(rate=self._rate, width=SAMPLE_WIDTH, channels=CHANNELS,
-                                     audio=pcm).event())
+    async def _write_chunk(self, request: Request, pcm: bytes) -> None:
+        await self._write(self._chunk_event(pcm))
+        request.clock.sent(len(pcm) / (SAMPLE_WIDTH * CHANNELS * self._rate))
+
+    def _chunk_event(self, pcm: bytes) -> Event:
+        return AudioChunk(rate=self._rate, width=SAMPLE_WIDTH, channels=CHANNELS,
+                          audio=pcm).event()
+
+    # ---- the gap guard ---------------------------------------------------------------
+
+    async def _wait_for_audio(self, piece: Piece) -> Audio:
+        """The piece's audio; while it decodes, silence whenever the client would wait too
+        long with nothing to play (only where this piece may open or continue a cycle)."""
+        task = piece.task
+        assert task is not None
+        guard = self._guard
+        request = piece.request
+        while guard is not None and not task.done() and request.active:
+            if not (piece.opens or request.pcm.cycle is CycleState.OPEN):
+                break
+            due = guard.due_in(request.clock)
+            if due is not None and due > 0:
+                await asyncio.wait([task], timeout=due)
+                continue
+            await self._send_silence(request, guard.step_s)
+        return await task
+
+    async def _send_silence(self, request: Request, seconds: float) -> None:
+        pcm = request.pcm
+        if pcm.cycle is not CycleState.OPEN:
+            await self._write(audio_start_event(self._rate))
+            pcm.open()
+        rest = pcm.flush()  # the real audio still held back goes first, on its own
+        if rest:
+            await self._write_chunk(request, rest)
+        # Whole chunks of silence, so what the client gets is audio, then silence, exactly.
+        chunk = bytes(pcm.chunk_bytes)
+        chunk_s = len(chunk) / (SAMPLE_WIDTH * CHANNELS * self._rate)
+        for _ in range(max(1, round(seconds / chunk_s))):
+            event = self._chunk_event(chunk)
+            if self._write_silence is not None:
+                await self._write_silence(event, chunk_s)
+            else:
+                await self._write(event)
+            request.clock.sent(chunk_s, silence=True)
+        _LOGGER.debug("Gap guard: %.2f s of silence while a piece decodes", seconds)

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from wyoming.event import Event
 
+from wyoming_omnivoice.server.gap_guard import PlayClock
 from wyoming_omnivoice.voices.catalog import VoicePreset
+
+Audio = np.ndarray[Any, np.dtype[np.float32]]
 
 
 class RequestState(enum.Enum):
@@ -63,6 +66,11 @@ class PcmBuffer:
         return [data[offset:offset + self.chunk_bytes]
                 for offset in range(0, full, self.chunk_bytes)]
 
+    def flush(self) -> bytes:
+        """The remainder, sent now as a short chunk (before silence); the cycle stays open."""
+        rest, self._rest = self._rest, b""
+        return rest
+
     def close(self) -> bytes:
         """End the cycle; the remainder still to send (possibly empty)."""
         rest, self._rest = self._rest, b""
@@ -90,6 +98,8 @@ class Request:
     #: Resolved once the latest piece was taken by the worker: the next one is submitted
     #: then, so the worker decodes piece N+1 while piece N is written.
     last_started: asyncio.Future[None] | None = None
+    #: When the client runs out of audio (the gap guard's clock).
+    clock: PlayClock = field(default_factory=PlayClock)
 
     @property
     def active(self) -> bool:

@@ -1,0 +1,102 @@
+"""The gap guard: no client waits longer than ``--max-gap`` seconds with nothing to play.
+
+A Voice PE satellite wedges after about 5 s without audio in a streamed reply and needs a
+power cycle (esphome/home-assistant-voice-pe#612); non-streamed replies drop at exactly
+5 s (#397). On a CPU slower than real time the next piece of a reply can take longer to
+decode than the audio already sent lasts. While a piece is still decoding, the output
+therefore sends short chunks of silence inside the audio cycle (and opens the cycle with
+silence when the first piece is late): the client always has something to play.
+
+Each request has a :class:`PlayClock`: the client is taken to play every chunk in real
+time from the moment it arrives, so it runs out of audio at ``runs_out``. A silence of
+:data:`SILENCE_STEP_S` is due :data:`MARGIN_S` before the client would have waited
+``max_gap`` seconds; before the first audio the wait counts from the request. The added
+delay to the real audio is at most one step per ``max_gap`` of waiting, many short gaps
+instead of one long one. Silence counts as audio for the client, never for a first-audio
+figure (the metrics count it on its own: ``omnivoice_silence_seconds_total``).
+
+``--max-gap 0`` turns the guard off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass, field
+
+#: The default longest wait with nothing to play (seconds); under the satellites' 5 s.
+DEFAULT_MAX_GAP_S = 2.0
+#: Silence sent each time the guard acts (seconds): short, so real audio is barely delayed.
+SILENCE_STEP_S = 0.25
+#: The guard acts this long before the wait would reach ``max_gap`` (event loop latency).
+MARGIN_S = 0.2
+#: The smallest ``--max-gap`` (the guard must be able to act before it).
+MIN_MAX_GAP_S = 0.5
+
+
+@dataclass
+class PlayClock:
+    """When the client of one request runs out of audio (monotonic seconds)."""
+
+    #: When the request arrived: the wait before the first audio counts from here.
+    started: float = field(default_factory=time.monotonic)
+    #: When the client has played everything sent so far (None: nothing sent yet).
+    runs_out: float | None = None
+    #: Seconds of real audio and of silence sent.
+    audio_s: float = 0.0
+    silence_s: float = 0.0
+
+    def sent(self, seconds: float, *, silence: bool = False,
+             now: float | None = None) -> None:
+        """``seconds`` of audio (or silence) reached the client now."""
+        now = time.monotonic() if now is None else now
+        self.runs_out = max(self.runs_out or now, now) + seconds
+        if silence:
+            self.silence_s += seconds
+        else:
+            self.audio_s += seconds
+
+    def idle_since(self) -> float:
+        """Since when the client has had nothing to play (or has waited for the first)."""
+        return self.started if self.runs_out is None else self.runs_out
+
+
+class GapGuard:
+    """When silence is due, for one connection's requests (``max_gap`` 0: never)."""
+
+    def __init__(self, max_gap_s: float = DEFAULT_MAX_GAP_S,
+                 step_s: float = SILENCE_STEP_S, margin_s: float = MARGIN_S) -> None:
+        self.max_gap_s = max_gap_s
+        self.step_s = step_s
+        self.margin_s = min(margin_s, max_gap_s / 2)
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_gap_s > 0
+
+    def due_in(self, clock: PlayClock, now: float | None = None) -> float | None:
+        """Seconds until silence is due for ``clock`` (<= 0: now; None: guard off)."""
+        if not self.enabled:
+            return None
+        now = time.monotonic() if now is None else now
+        return clock.idle_since() + self.max_gap_s - self.margin_s - now
+
+
+def max_gap_seconds(value: str) -> float:
+    """``--max-gap``: 0 (off) or seconds from :data:`MIN_MAX_GAP_S`."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if seconds != 0 and not MIN_MAX_GAP_S <= seconds <= 60:
+        raise argparse.ArgumentTypeError(
+            f"{value}: use 0 (off) or {MIN_MAX_GAP_S} to 60 seconds")
+    return seconds
+
+
+def add_gap_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-gap", type=max_gap_seconds, default=DEFAULT_MAX_GAP_S, metavar="SECONDS",
+        help="longest a client waits with nothing to play: while a piece of a reply is "
+             "still decoding, short silences are sent inside the audio cycle (satellites "
+             f"drop or wedge after 5 s); 0 turns this off (default: {DEFAULT_MAX_GAP_S:g})")
