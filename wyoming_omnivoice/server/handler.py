@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -51,9 +52,18 @@ from wyoming_omnivoice.server.context import ServerContext
 from wyoming_omnivoice.server.errors import RequestError
 from wyoming_omnivoice.server.gap_guard import GapGuard
 from wyoming_omnivoice.server.output import OrderedOutput, OutputOverflow, empty_cycle, silent_cycle
+from wyoming_omnivoice.server.piece_plan import plan_next_piece
 from wyoming_omnivoice.server.request_input import VoiceWish, check_text_format, voice_wish
-from wyoming_omnivoice.server.requests import Kind, PcmBuffer, Piece, Reply, Request, RequestState
+from wyoming_omnivoice.server.requests import (
+    Kind,
+    PcmBuffer,
+    Piece,
+    Reply,
+    Request,
+    RequestState,
+)
 from wyoming_omnivoice.server.wire import WireError, check_fields
+from wyoming_omnivoice.speech.pacing import Unit, units_of
 from wyoming_omnivoice.text.prepare import feed, prepare_one_shot, prepare_streamed_sentence
 from wyoming_omnivoice.text.sentences import SentenceSplitter
 from wyoming_omnivoice.voices.catalog import VoicePreset
@@ -194,7 +204,7 @@ class OmniVoiceEventHandler(Connection):
             preset = fallback if voice is None and fallback is not None else self._route(voice)
             pieces = await self.ctx.state.text.prepare(
                 len(text), prepare_one_shot, text, ssml=ssml,
-                first_clause=self.ctx.settings.first_clause)
+                first_clause=self.ctx.settings.first_clause, group=False)
         except RequestError as err:
             self._decline(_SYNTHESIZE, err)
             return
@@ -208,10 +218,13 @@ class OmniVoiceEventHandler(Connection):
         if not self._admit(request):
             self._decline(_SYNTHESIZE, self._busy_error())
             return
-        _LOGGER.debug("One-shot with voice %s in %d piece(s)", preset.name, len(pieces))
-        for index, piece in enumerate(pieces):
-            last = index == len(pieces) - 1
-            self._add_piece(request, piece, opens=index == 0, closes=last, ends_request=last)
+        units = [unit for piece in pieces for unit in units_of(piece)]
+        _LOGGER.debug("One-shot with voice %s: %d sentence(s), %d unit(s)", preset.name,
+                      len(pieces), len(units))
+        for index, unit in enumerate(units):
+            last = index == len(units) - 1
+            self._add_piece(request, unit.text, opens=index == 0, closes=last,
+                            ends_request=last, unit=unit)
 
     async def _on_stream_start(self, event: Event) -> None:
         if self._stream is not None:
@@ -324,17 +337,22 @@ class OmniVoiceEventHandler(Connection):
 
     def _add_stream_sentence(self, request: Request, sentence: str) -> None:
         text = prepare_streamed_sentence(sentence, ssml=request.ssml)
-        if text is not None:
-            self._add_piece(request, text, opens=True, closes=True, ends_request=False)
+        if text is None:
+            return
+        units = units_of(text)  # one audio cycle per sentence, however it is cut
+        for index, unit in enumerate(units):
+            self._add_piece(request, unit.text, opens=index == 0,
+                            closes=index == len(units) - 1, ends_request=False, unit=unit)
 
     def _add_piece(self, request: Request, text: str, *, opens: bool, closes: bool,
-                   ends_request: bool) -> None:
+                   ends_request: bool, unit: Unit | None = None) -> None:
         loop = asyncio.get_running_loop()
         previous = request.last_started
         started: asyncio.Future[None] = loop.create_future()
         request.last_started = started
         piece = Piece(request=request, text=text, opens=opens, closes=closes,
-                      ends_request=ends_request)
+                      ends_request=ends_request, unit=unit)
+        request.waiting.append(piece)
         self.ctx.state.demand.enter(request)
         task = loop.create_task(self._produce(piece, previous, started))
         piece.task = task
@@ -358,13 +376,19 @@ class OmniVoiceEventHandler(Connection):
             request = piece.request
             if not request.active or self.closed:
                 raise asyncio.CancelledError
+            if piece.absorbed:  # an earlier piece speaks this text
+                return np.zeros(0, dtype=np.float32)
+            text, predicted = plan_next_piece(piece, self.ctx.worker.speed)
             # Normalisation is text work of unknown cost: off the event loop.
             engine_request = await self.ctx.state.text.run(self.ctx.policy.make_request,
-                                                           request.voice, piece.text)
+                                                           request.voice, text)
             if not request.active or self.closed:
                 raise asyncio.CancelledError
             job = self.ctx.worker.submit(engine_request)
             await asyncio.wait([job.started])
+            if predicted is not None:
+                predicted.started = time.monotonic()
+                request.planned = predicted
             if not started.done():
                 started.set_result(None)
             return await job.future

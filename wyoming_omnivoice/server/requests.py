@@ -24,6 +24,7 @@ import numpy as np
 from wyoming.event import Event
 
 from wyoming_omnivoice.server.gap_guard import PlayClock
+from wyoming_omnivoice.speech.pacing import Unit
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
 Audio = np.ndarray[Any, np.dtype[np.float32]]
@@ -100,6 +101,10 @@ class Request:
     last_started: asyncio.Future[None] | None = None
     #: When the client runs out of audio (the gap guard's clock).
     clock: PlayClock = field(default_factory=PlayClock)
+    #: Pieces queued but not yet planned (the next planned piece may take several).
+    waiting: list[Piece] = field(default_factory=list)
+    #: The last planned piece: when its decode started, its predicted decode and audio s.
+    planned: PlannedPiece | None = None
 
     @property
     def active(self) -> bool:
@@ -108,6 +113,23 @@ class Request:
     def fail(self) -> None:
         if self.state is RequestState.ACTIVE:
             self.state = RequestState.FAILED
+
+
+@dataclass
+class PlannedPiece:
+    """What the pacing predicted for the piece the worker took last."""
+
+    started: float
+    decode_s: float
+    audio_s: float
+
+    def budget(self, now: float, runs_out: float | None) -> float:
+        """Seconds the next piece's decode may take before the client runs out of audio
+        (``runs_out``: when it runs out of what was sent so far)."""
+        ready = self.started + self.decode_s
+        if now >= ready:  # decoded already: its audio is (about to be) sent
+            return max(0.0, (runs_out or now) - now)
+        return max(runs_out or ready, ready) + self.audio_s - ready
 
 
 @dataclass(eq=False)
@@ -123,6 +145,10 @@ class Piece:
     #: The one-shot's last piece: its ending (``audio-stop``) is written after it whatever
     #: happened before.
     ends_request: bool = False
+    #: What the pacing plans with (a clause or sentence); None: spoken as it is.
+    unit: Unit | None = None
+    #: Spoken by an earlier piece that took its text: it writes nothing itself.
+    absorbed: bool = False
 
 
 @dataclass(eq=False)
