@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wyoming_omnivoice.engine import DecodeOptions, Engine, ModelError, SynthesisRequest
+from wyoming_omnivoice.errors import StartupError, one_line
 from wyoming_omnivoice.server.engine_flags import (
     add_engine_arguments,
     num_steps_for,
     num_steps_problem,
 )
-from wyoming_omnivoice.server.errors import StartupError, one_line
 
 if TYPE_CHECKING:
     from wyoming_omnivoice.voices.catalog import VoicePreset
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         check_args(args)
         preset = None
         if args.voice is not None:
-            from wyoming_omnivoice.server.startup import gather_voices
+            from wyoming_omnivoice.voices.gather import gather_voices
 
             catalog, problems, _folders = gather_voices(args.data_dir, args.voices_file)
             preset = catalog.get(args.voice)

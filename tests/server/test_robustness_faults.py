@@ -42,14 +42,9 @@ from wyoming.tts import Synthesize
 from wyoming_omnivoice import Engine, SynthesisRequest
 from wyoming_omnivoice.health_check import Unhealthy, _judge
 from wyoming_omnivoice.server import startup
-from wyoming_omnivoice.server.context import (
-    LiveState,
-    RequestSlots,
-    ServerContext,
-    ServerPolicy,
-    ServerSettings,
-)
+from wyoming_omnivoice.server.context import WyomingContext
 from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.speech.service import SpeechService, SpeechSettings
 from wyoming_omnivoice.speech.worker import InferenceWorker, WorkerStoppedError
 from wyoming_omnivoice.voices.config import build_catalog
 
@@ -154,11 +149,10 @@ async def test_dead_worker_makes_info_unhealthy() -> None:
     worker = InferenceWorker(engine, on_death=deaths.append)
     worker.start()
     catalog = build_catalog(None)
-    context = ServerContext(
-        settings=ServerSettings(default_voice=catalog.names[0], sample_rate=engine.sample_rate),
-        state=LiveState(catalog=catalog, slots=RequestSlots(4)),
-        policy=ServerPolicy(make_request=lambda voice, text: SynthesisRequest(text=text)),
-        worker=worker)
+    service = SpeechService(
+        worker, catalog, lambda voice, text: SynthesisRequest(text=text),
+        SpeechSettings(default_voice=catalog.names[0], sample_rate=engine.sample_rate))
+    context = WyomingContext(service=service)
     _judge(Info.from_event(context.describe()))  # healthy
     job = worker.submit(SynthesisRequest(text="faultdeath", language="en"))
     with pytest.raises(WorkerStoppedError):

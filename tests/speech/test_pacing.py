@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from wyoming_omnivoice.server.requests import PlannedPiece
 from wyoming_omnivoice.speech.pacing import (
     MAX_PIECE_CHARS,
     DecodeSpeed,
+    PlannedPiece,
     Unit,
     piece_frames,
     plan_piece,

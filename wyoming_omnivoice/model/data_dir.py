@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.errors import StartupError
 
 
 def prepare_data_dir(data_dir: Path) -> Path:

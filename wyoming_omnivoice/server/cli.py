@@ -24,13 +24,7 @@ from wyoming_omnivoice import __version__
 from wyoming_omnivoice.model.data_dir import prepare_data_dir
 from wyoming_omnivoice.server import startup
 from wyoming_omnivoice.server.connection import ConnectionLimits
-from wyoming_omnivoice.server.context import (
-    LiveState,
-    RequestSlots,
-    ServerContext,
-    ServerPolicy,
-    ServerSettings,
-)
+from wyoming_omnivoice.server.context import WyomingContext, WyomingSettings
 from wyoming_omnivoice.server.engine_flags import (
     add_engine_arguments,
     num_steps_for,
@@ -45,16 +39,16 @@ from wyoming_omnivoice.server.metrics import (
     start_metrics,
     validate_metrics_args,
 )
-from wyoming_omnivoice.server.request_input import add_first_clause_argument
 from wyoming_omnivoice.server.serve import serve
+from wyoming_omnivoice.speech.admission import Demand
 from wyoming_omnivoice.speech.determinism import deterministic_requests
 from wyoming_omnivoice.speech.request_builder import make_request_factory
+from wyoming_omnivoice.speech.service import SpeechService, SpeechSettings
 from wyoming_omnivoice.speech.warmup import warm_up
 from wyoming_omnivoice.speech.worker import InferenceWorker
 from wyoming_omnivoice.voices.assets import WorkerEncoder, folder_voice_watcher, prepare_voices
 from wyoming_omnivoice.voices.lazy_anchors import add_language_arguments
 from wyoming_omnivoice.voices.listing import add_list_voices_argument, list_voices
-from wyoming_omnivoice.voices.watch import NewVoice
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
@@ -127,7 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shutdown-timeout", type=float, default=8.0,
                         help="on SIGTERM/SIGINT, seconds to let requests in progress finish "
                              "before exiting (default: %(default)s)")
-    add_first_clause_argument(parser)
+    parser.add_argument(
+        "--whole-first-sentence", action="store_true",
+        help="decode a long first sentence whole instead of starting the audio with its "
+             "first clause (slower first audio, the first sentence's prosody unbroken)")
     parser.add_argument("--no-streaming", action="store_true",
                         help="do not advertise streaming synthesis (streaming events are "
                              "still answered)")
@@ -228,50 +225,44 @@ def start(args: argparse.Namespace) -> int:
     warm_up(engine, served, default, make_request, options, max_batch=args.max_batch_size)
     _LOGGER.info("Model loaded on %s and warmed up", engine.device.upper())
 
-    state = LiveState(catalog=served, slots=RequestSlots(args.max_concurrent))
+    demand = Demand()
     worker = InferenceWorker(
         engine, options=options, max_queued=2 * args.max_concurrent + args.max_batch_size,
         max_batch=args.max_batch_size, batch_window_s=args.batch_window_ms / 1000.0,
-        in_flight=lambda: len(state.demand),
+        in_flight=lambda: len(demand),
     )
-
     assets.attach(worker)
-
-    def add_voices(found: list[NewVoice]) -> None:  # on the event loop
-        for voice in found:
-            assets.prompts[voice.preset.name] = voice.prompt
-        state.catalog = state.catalog.merged(voice.preset for voice in found)
-
     watcher = folder_voice_watcher(WorkerEncoder(worker, engine.fingerprint), args.data_dir,
-                                   add_voices)
+                                   lambda found: service.add_voices(found, assets.prompts))
     watcher.remember_failed(failed_folders)
-    context = ServerContext(
-        settings=ServerSettings(
-            default_voice=args.voice, sample_rate=engine.sample_rate,
-            samples_per_chunk=args.samples_per_chunk, max_text_length=args.max_text_length,
-            streaming=not args.no_streaming, max_concurrent=args.max_concurrent,
-            first_clause=not args.whole_first_sentence, max_gap=args.max_gap,
+    service = SpeechService(
+        worker, served, make_request,
+        SpeechSettings(default_voice=args.voice, sample_rate=engine.sample_rate,
+                       max_text_length=args.max_text_length,
+                       max_concurrent=args.max_concurrent,
+                       first_clause=not args.whole_first_sentence),
+        demand=demand, look_for_voices=watcher.poll)
+    context = WyomingContext(
+        service=service,
+        settings=WyomingSettings(
+            samples_per_chunk=args.samples_per_chunk, streaming=not args.no_streaming,
+            max_gap=args.max_gap,
             limits=ConnectionLimits(read_timeout=args.read_timeout,
                                     write_timeout=args.write_timeout,
                                     idle_timeout=args.idle_timeout,
                                     max_connections=args.max_connections)),
-        state=state,
-        metrics=start_metrics(
-            args, engine, Gauges(in_flight=lambda: state.slots.active,
-                                 queued=lambda: worker.queued,
-                                 connections=lambda: len(state.connections)),
-            worker, options.num_step),
-        policy=ServerPolicy(make_request=make_request,
-                            on_describe=lambda: watcher.poll(set(state.catalog.names))),
-        worker=worker,
     )
+    context.metrics = start_metrics(
+        args, engine, Gauges(in_flight=lambda: service.active, queued=lambda: worker.queued,
+                             connections=lambda: len(context.connections)),
+        worker, options.num_step)
     worker.start()
     code = 1
     try:
-        code = asyncio.run(serve(args, context, worker))
+        code = asyncio.run(serve(args, context))
     finally:
         watcher.close()
-        state.text.close()
+        service.close()
         worker.stop(timeout=10.0)
         if worker.thread_running:
             # A long decode is still inside onnxruntime: normal interpreter shutdown would

@@ -7,8 +7,8 @@ decode than the audio already sent lasts. While a piece is still decoding, the o
 therefore sends short chunks of silence inside the audio cycle (and opens the cycle with
 silence when the first piece is late): the client always has something to play.
 
-Each request has a :class:`PlayClock`: the client is taken to play every chunk in real
-time from the moment it arrives, so it runs out of audio at ``runs_out``. A silence of
+Each request has a :class:`..speech.pacing.PlayClock`: the client is taken to play every
+chunk in real time from the moment it arrives, so it runs out of audio at ``runs_out``. A silence of
 :data:`SILENCE_STEP_S` is due :data:`MARGIN_S` before the client would have waited
 ``max_gap`` seconds; before the first audio the wait counts from the request. The added
 delay to the real audio is at most one step per ``max_gap`` of waiting, many short gaps
@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import dataclass, field
+
+from wyoming_omnivoice.speech.pacing import PlayClock
 
 #: The default longest wait with nothing to play (seconds); under the satellites' 5 s.
 DEFAULT_MAX_GAP_S = 2.0
@@ -32,33 +33,6 @@ SILENCE_STEP_S = 0.25
 MARGIN_S = 0.2
 #: The smallest ``--max-gap`` (the guard must be able to act before it).
 MIN_MAX_GAP_S = 0.5
-
-
-@dataclass
-class PlayClock:
-    """When the client of one request runs out of audio (monotonic seconds)."""
-
-    #: When the request arrived: the wait before the first audio counts from here.
-    started: float = field(default_factory=time.monotonic)
-    #: When the client has played everything sent so far (None: nothing sent yet).
-    runs_out: float | None = None
-    #: Seconds of real audio and of silence sent.
-    audio_s: float = 0.0
-    silence_s: float = 0.0
-
-    def sent(self, seconds: float, *, silence: bool = False,
-             now: float | None = None) -> None:
-        """``seconds`` of audio (or silence) reached the client now."""
-        now = time.monotonic() if now is None else now
-        self.runs_out = max(self.runs_out or now, now) + seconds
-        if silence:
-            self.silence_s += seconds
-        else:
-            self.audio_s += seconds
-
-    def idle_since(self) -> float:
-        """Since when the client has had nothing to play (or has waited for the first)."""
-        return self.started if self.runs_out is None else self.runs_out
 
 
 class GapGuard:

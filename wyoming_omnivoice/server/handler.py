@@ -1,10 +1,13 @@
 """The Wyoming protocol on one connection: describe, one-shot synthesis and streaming.
 
-``handle_event`` never waits for synthesis: text is prepared (:mod:`..text.prepare`), each
-piece is handed to the inference worker, and the connection's ordered output
-(:mod:`.output`) writes the audio. So a connection keeps reading while its audio is made (a
-client that goes away is noticed at once and its pending work is cancelled), sentence N+1
-is decoded while sentence N is being sent, and answers keep the order of requests.
+The handler is protocol translation only: each event is parsed once
+(:func:`.request_input.parse_event`), the typed request goes to the speech service
+(:mod:`wyoming_omnivoice.speech.service`: voice routing, text preparation, the worker), and
+the audio pieces it returns are written as events by the connection's ordered output
+(:mod:`.output`). ``handle_event`` never waits for synthesis. So a connection keeps
+reading while its audio is made (a client that goes away is noticed at once and its
+pending work is cancelled), sentence N+1 is decoded while sentence N is being sent, and
+answers keep the order of requests.
 
 Protocol choices (see the README):
 
@@ -30,70 +33,62 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any
 
-import numpy as np
 from wyoming.event import Event
-from wyoming.info import Describe
-from wyoming.tts import (
-    Synthesize,
-    SynthesizeChunk,
-    SynthesizeStart,
-    SynthesizeStop,
-    SynthesizeStopped,
-)
+from wyoming.tts import SynthesizeStopped
 
-from wyoming_omnivoice.server import errors
 from wyoming_omnivoice.server.connection import Connection
-from wyoming_omnivoice.server.context import ServerContext
-from wyoming_omnivoice.server.errors import RequestError
+from wyoming_omnivoice.server.context import WyomingContext
+from wyoming_omnivoice.server.errors import (
+    INTERNAL_ERROR,
+    INVALID_EVENT,
+    RequestError,
+    error_event,
+)
 from wyoming_omnivoice.server.gap_guard import GapGuard
 from wyoming_omnivoice.server.output import OrderedOutput, OutputOverflow, empty_cycle, silent_cycle
-from wyoming_omnivoice.server.piece_plan import plan_next_piece
-from wyoming_omnivoice.server.request_input import VoiceWish, check_text_format, voice_wish
-from wyoming_omnivoice.server.requests import (
-    Kind,
-    PcmBuffer,
-    Piece,
-    Reply,
-    Request,
-    RequestState,
+from wyoming_omnivoice.server.request_input import (
+    DescribeRequest,
+    OneShot,
+    StreamChunk,
+    StreamStart,
+    StreamStop,
+    parse_event,
 )
+from wyoming_omnivoice.server.requests import Kind, PcmBuffer, Piece, Reply, Request
 from wyoming_omnivoice.server.wire import WireError, check_fields
-from wyoming_omnivoice.speech.pacing import Unit, units_of
-from wyoming_omnivoice.text.prepare import feed, prepare_one_shot, prepare_streamed_sentence
-from wyoming_omnivoice.text.sentences import SentenceSplitter
+from wyoming_omnivoice.speech.pacing import PlayClock
+from wyoming_omnivoice.speech.service import AudioPiece, Speech, VoiceWish
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
 _LOGGER = logging.getLogger(__name__)
 
-Audio = np.ndarray[Any, np.dtype[np.float32]]
 _SYNTHESIZE = "synthesize"
+_SYNTHESIZE_START = "synthesize-start"
 
 
 @dataclass(eq=False)
 class _Stream:
     request: Request
-    splitter: SentenceSplitter
     compat_text: str | None = None
+    #: Streaming disabled: the text collected, spoken as one at the stop, and its length.
     collected: list[str] = field(default_factory=list)
+    length: int = 0
 
 
 class OmniVoiceEventHandler(Connection):
     """Handles one Wyoming connection."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 context: ServerContext) -> None:
-        super().__init__(reader, writer, context.settings.limits, context.state.connections)
+                 context: WyomingContext) -> None:
+        super().__init__(reader, writer, context.settings.limits, context.connections)
         self.ctx = context
-        self._output = OrderedOutput(self, context.settings.sample_rate,
+        self.service = context.service
+        self._output = OrderedOutput(self, context.sample_rate,
                                      finish=self._finish, abort=self._abort,
                                      guard=GapGuard(context.settings.max_gap),
                                      write_silence=self.write_silence)
-        self._tasks: set[asyncio.Task[Audio]] = set()
         #: This connection's requests that are not finished.
         self._requests: set[Request] = set()
         self._stream: _Stream | None = None
@@ -106,7 +101,9 @@ class OmniVoiceEventHandler(Connection):
         An open stream alone does not count: a client that opens one and then says nothing
         for the whole idle timeout is gone (its concurrency slot is freed)."""
         streamed = self._stream.request if self._stream is not None else None
-        return (self._output.busy or any(not task.done() for task in self._tasks)
+        return (self._output.busy
+                or any(request.speech is not None and request.speech.busy
+                       for request in self._requests)
                 or any(request is not streamed for request in self._requests))
 
     async def on_wire_error(self, err: WireError) -> None:
@@ -139,19 +136,9 @@ class OmniVoiceEventHandler(Connection):
         try:
             problem = check_fields(event)
             if problem is not None:
-                self._decline(event.type, RequestError(problem, errors.INVALID_EVENT))
-            elif Describe.is_type(event.type):
-                self._reply(self.ctx.describe())
-            elif Synthesize.is_type(event.type):
-                await self._on_synthesize(event)
-            elif SynthesizeStart.is_type(event.type):
-                await self._on_stream_start(event)
-            elif SynthesizeChunk.is_type(event.type):
-                await self._on_stream_chunk(event)
-            elif SynthesizeStop.is_type(event.type):
-                await self._on_stream_stop()
+                self._decline(event.type, RequestError(problem, INVALID_EVENT))
             else:
-                _LOGGER.debug("Ignoring event %r", event.type)
+                await self._dispatch(event)
         except OutputOverflow as err:
             self._overflow(err)
         except ConnectionError as err:
@@ -160,95 +147,100 @@ class OmniVoiceEventHandler(Connection):
         except Exception:  # a bug must cost one request, never the connection or server
             _LOGGER.exception("Unexpected error while handling %s", event.type)
             self._decline(event.type, RequestError(
-                f"Internal error while handling {event.type}", errors.INTERNAL_ERROR))
+                f"Internal error while handling {event.type}", INTERNAL_ERROR))
         return not self.closed
 
-    async def _on_synthesize(self, event: Event) -> None:
-        stream = self._stream
-        if stream is not None:
-            if self.ctx.settings.streaming:
-                _LOGGER.debug("Ignoring the compatibility synthesize inside a stream")
-                return
-            # Streaming disabled: the compatibility copy is the real request of the stream.
-            try:
-                synthesize = Synthesize.from_event(event)
-            except (KeyError, TypeError, ValueError):
-                return
-            if not stream.request.active or stream.compat_text is not None:
-                return
-            stream.compat_text = synthesize.text or ""
-            await self._start_one_shot(stream.compat_text, voice_wish(event),
-                                       fallback=stream.request.voice)
-            return
+    async def _dispatch(self, event: Event) -> None:
         try:
-            synthesize = Synthesize.from_event(event)
-            fmt = check_text_format(synthesize.text_format)
+            parsed = parse_event(event)
         except RequestError as err:
-            self._decline(event.type, err)
+            await self._on_unparsable(event.type, err)
             return
-        except (KeyError, TypeError, ValueError) as err:
-            self._decline(event.type, RequestError(f"Malformed synthesize event: {err}",
-                                                  errors.INVALID_REQUEST))
-            return
-        await self._start_one_shot(synthesize.text or "", voice_wish(event),
-                                   ssml=fmt == "ssml")
+        if isinstance(parsed, DescribeRequest):
+            self._reply(self.ctx.describe())
+        elif isinstance(parsed, OneShot):
+            await self._on_synthesize(parsed)
+        elif isinstance(parsed, StreamStart):
+            await self._on_stream_start(parsed)
+        elif isinstance(parsed, StreamChunk):
+            await self._on_stream_chunk(parsed)
+        elif isinstance(parsed, StreamStop):
+            await self._on_stream_stop()
+        else:
+            _LOGGER.debug("Ignoring event %r", event.type)
 
-    async def _start_one_shot(self, text: str, voice: VoiceWish | None,
+    async def _on_unparsable(self, event_type: str, err: RequestError) -> None:
+        """A malformed event: a one-shot outside a stream and a stream start get the error;
+        inside a stream, a malformed copy or chunk is ignored."""
+        if event_type == _SYNTHESIZE and self._stream is None:
+            self._decline(event_type, err)
+        elif event_type == _SYNTHESIZE_START:
+            await self._close_open_stream()
+            self._refused_stream(err)
+        else:
+            _LOGGER.debug("Ignoring a malformed %s: %s", event_type, err)
+
+    async def _on_synthesize(self, request: OneShot) -> None:
+        stream = self._stream
+        if stream is None:
+            await self._start_one_shot(request.text, request.voice, ssml=request.ssml)
+            return
+        if self.ctx.settings.streaming:
+            _LOGGER.debug("Ignoring the compatibility synthesize inside a stream")
+            return
+        # Streaming disabled: the compatibility copy is the real request of the stream.
+        if not stream.request.active or stream.compat_text is not None:
+            return
+        stream.compat_text = request.text
+        await self._start_one_shot(stream.compat_text, request.voice,
+                                   fallback=stream.request.voice)
+
+    async def _start_one_shot(self, text: str, wish: VoiceWish | None,
                               fallback: VoicePreset | None = None, ssml: bool = False) -> None:
-        limit = self.ctx.settings.max_text_length
+        service = self.service
         try:
-            self._refuse_when_draining()
-            if len(text) > limit:
-                raise RequestError(f"Text is {len(text)} characters long; the limit is {limit} "
-                                   "(--max-text-length)", errors.TEXT_TOO_LONG)
-            preset = fallback if voice is None and fallback is not None else self._route(voice)
-            pieces = await self.ctx.state.text.prepare(
-                len(text), prepare_one_shot, text, ssml=ssml,
-                first_clause=self.ctx.settings.first_clause, group=False)
+            service.check_open()
+            service.check_length(len(text))
+            voice = fallback if wish is None and fallback is not None else service.route(wish)
+            texts = await service.prepare_one_shot(text, ssml=ssml)
         except RequestError as err:
             self._decline(_SYNTHESIZE, err)
             return
         if self.closed:  # the client left while the text was prepared
             return
-        if not pieces:
+        if not texts:
             _LOGGER.debug("Nothing to say in %r", text)
-            self._reply(*silent_cycle(self.ctx.settings.sample_rate))
+            self._reply(*silent_cycle(self.ctx.sample_rate))
             return
-        request = self._new_request(Kind.ONE_SHOT, preset, ssml)
-        if not self._admit(request):
-            self._decline(_SYNTHESIZE, self._busy_error())
-            return
-        units = [unit for piece in pieces for unit in units_of(piece)]
-        _LOGGER.debug("One-shot with voice %s: %d sentence(s), %d unit(s)", preset.name,
-                      len(pieces), len(units))
-        for index, unit in enumerate(units):
-            last = index == len(units) - 1
-            self._add_piece(request, unit.text, opens=index == 0, closes=last,
-                            ends_request=last, unit=unit)
-
-    async def _on_stream_start(self, event: Event) -> None:
-        if self._stream is not None:
-            _LOGGER.debug("synthesize-start inside an open stream: finishing the old one")
-            await self._on_stream_stop()
         try:
-            ssml = check_text_format(event.data.get("text_format")) == "ssml"
-            self._refuse_when_draining()
-            preset = self._route(voice_wish(event))
+            speech = service.admit(voice, ssml=ssml, clock=PlayClock())
         except RequestError as err:
-            request = self._new_request(Kind.STREAM, self._default_voice(), False)
-            request.fail()
-            self._stream = _Stream(request=request, splitter=SentenceSplitter())
-            self._reply(err.event())
+            self._decline(_SYNTHESIZE, err)
             return
-        request = self._new_request(Kind.STREAM, preset, ssml)
-        splitter = SentenceSplitter(first_clause=self.ctx.settings.first_clause)
-        self._stream = _Stream(request=request, splitter=splitter)
-        _LOGGER.debug("Stream with voice %s", preset.name)
-        if self.ctx.settings.streaming and not self._admit(request):
-            request.fail()
-            self._reply(self._busy_error().event())
+        request = self._track(Kind.ONE_SHOT, voice, speech)
+        _LOGGER.debug("One-shot with voice %s in %d piece(s)", voice.name, len(texts))
+        pieces = [piece for piece_text in texts for piece in speech.say_sentence(piece_text)]
+        for index, piece in enumerate(pieces):
+            last = index == len(pieces) - 1
+            self._queue(request, piece, opens=index == 0, closes=last, ends_request=last)
 
-    async def _on_stream_chunk(self, event: Event) -> None:
+    async def _on_stream_start(self, start: StreamStart) -> None:
+        await self._close_open_stream()
+        service = self.service
+        try:
+            service.check_open()
+            voice = service.route(start.voice)
+            speech = (service.admit(voice, ssml=start.ssml, streamed=True, clock=PlayClock())
+                      if self.ctx.settings.streaming else None)
+        except RequestError as err:
+            self._refused_stream(err)
+            return
+        request = self._track(Kind.STREAM, voice, speech) if speech is not None else \
+            Request(kind=Kind.STREAM, voice=voice, pcm=self._pcm())
+        self._stream = _Stream(request=request)
+        _LOGGER.debug("Stream with voice %s", voice.name)
+
+    async def _on_stream_chunk(self, chunk: StreamChunk) -> None:
         stream = self._stream
         if stream is None:
             _LOGGER.debug("synthesize-chunk without synthesize-start: ignored")
@@ -256,25 +248,23 @@ class OmniVoiceEventHandler(Connection):
         request = stream.request
         if not request.active:
             return
+        speech = request.speech
         try:
-            text = SynthesizeChunk.from_event(event).text or ""
-        except (KeyError, TypeError, ValueError):
-            return
-        request.text_length += len(text)
-        limit = self.ctx.settings.max_text_length
-        if request.text_length > limit:
+            if speech is None:  # streaming disabled: the text is spoken as one at the stop
+                stream.length += len(chunk.text)
+                self.service.check_length(stream.length, streamed=True)
+                stream.collected.append(chunk.text)
+                return
+            pieces = await speech.add_text(chunk.text)
+        except RequestError as err:
             request.fail()
-            self._reply(RequestError(f"Streamed text exceeds {limit} characters "
-                                     "(--max-text-length)", errors.TEXT_TOO_LONG).event())
+            self._reply(error_event(err))
             return
-        if not self.ctx.settings.streaming:
-            stream.collected.append(text)
-            return
-        sentences = await self.ctx.state.text.prepare(len(text), feed, stream.splitter, text)
         if self.closed or not request.active:
             return
-        for sentence in sentences:
-            self._add_stream_sentence(request, sentence)
+        for piece in pieces:
+            self._queue(request, piece, opens=piece.starts_sentence,
+                        closes=piece.ends_sentence, ends_request=False)
 
     async def _on_stream_stop(self) -> None:
         stream = self._stream
@@ -284,121 +274,55 @@ class OmniVoiceEventHandler(Connection):
             self._reply(SynthesizeStopped().event())
             return
         request = stream.request
-        if request.active and self.ctx.settings.streaming:
-            for sentence in stream.splitter.finish():
-                self._add_stream_sentence(request, sentence)
-            if request.last_started is None:
+        speech = request.speech
+        if request.active and speech is not None:
+            for piece in speech.finish_text():
+                self._queue(request, piece, opens=piece.starts_sentence,
+                        closes=piece.ends_sentence, ends_request=False)
+            if not speech.spoke:
                 # Nothing to say (blank text): a silent audio cycle all the same, as for a
                 # one-shot; Home Assistant builds its WAV from audio-start (else: no file).
-                self._reply(*silent_cycle(self.ctx.settings.sample_rate))
+                self._reply(*silent_cycle(self.ctx.sample_rate))
         elif request.active and stream.compat_text is None and stream.collected:
             # Streaming disabled and no compatibility copy came: speak the collected text.
             await self._start_one_shot("".join(stream.collected), None,
                                        fallback=request.voice)
         self._output.put(Reply([SynthesizeStopped().event()], ends=request))
 
+    async def _close_open_stream(self) -> None:
+        if self._stream is not None:
+            _LOGGER.debug("synthesize-start inside an open stream: finishing the old one")
+            await self._on_stream_stop()
+
+    def _refused_stream(self, err: RequestError) -> None:
+        """A stream that will not be served: the error now, ``synthesize-stopped`` at its
+        stop (its chunks are ignored)."""
+        request = Request(kind=Kind.STREAM, voice=self.service.default_voice(),
+                          pcm=self._pcm())
+        request.fail()
+        self._stream = _Stream(request=request)
+        self._reply(error_event(err))
+
     # ---- requests --------------------------------------------------------------------
 
-    def _new_request(self, kind: Kind, voice: VoicePreset, ssml: bool) -> Request:
-        return Request(kind=kind, voice=voice, ssml=ssml,
-                       pcm=PcmBuffer(self.ctx.settings.samples_per_chunk))
+    def _pcm(self) -> PcmBuffer:
+        return PcmBuffer(self.ctx.settings.samples_per_chunk)
 
-    def _default_voice(self) -> VoicePreset:
-        return self.ctx.state.catalog.route(self.ctx.settings.default_voice).preset
-
-    def _route(self, voice: VoiceWish | None) -> VoicePreset:
-        route = self.ctx.state.catalog.route(
-            self.ctx.settings.default_voice,
-            name=voice.name if voice is not None else None,
-            language=voice.language if voice is not None else None)
-        if route.note:
-            _LOGGER.warning("%s", route.note)
-        return route.preset
-
-    def _refuse_when_draining(self) -> None:
-        if self.ctx.state.draining:
-            raise RequestError("The server is shutting down; try again shortly",
-                               errors.SHUTTING_DOWN)
-
-    def _busy_error(self) -> RequestError:
-        return RequestError(f"Server busy: {self.ctx.state.slots.limit} requests in progress "
-                            "(--max-concurrent); try again shortly", errors.BUSY)
-
-    def _admit(self, request: Request) -> bool:
-        if not self.ctx.state.slots.try_acquire(request):
-            return False
+    def _track(self, kind: Kind, voice: VoicePreset, speech: Speech) -> Request:
+        request = Request(kind=kind, voice=voice, pcm=self._pcm(), speech=speech,
+                          clock=speech.clock or PlayClock())
         self._requests.add(request)
-        return True
+        return request
 
     def _finish(self, request: Request) -> None:
-        request.state = RequestState.FINISHED
-        self.ctx.state.slots.release(request)
+        request.finish()
         self._requests.discard(request)
 
-    def _add_stream_sentence(self, request: Request, sentence: str) -> None:
-        text = prepare_streamed_sentence(sentence, ssml=request.ssml)
-        if text is None:
-            return
-        units = units_of(text)  # one audio cycle per sentence, however it is cut
-        for index, unit in enumerate(units):
-            self._add_piece(request, unit.text, opens=index == 0,
-                            closes=index == len(units) - 1, ends_request=False, unit=unit)
-
-    def _add_piece(self, request: Request, text: str, *, opens: bool, closes: bool,
-                   ends_request: bool, unit: Unit | None = None) -> None:
-        loop = asyncio.get_running_loop()
-        previous = request.last_started
-        started: asyncio.Future[None] = loop.create_future()
-        request.last_started = started
-        piece = Piece(request=request, text=text, opens=opens, closes=closes,
-                      ends_request=ends_request, unit=unit)
-        request.waiting.append(piece)
-        self.ctx.state.demand.enter(request)
-        task = loop.create_task(self._produce(piece, previous, started))
-        piece.task = task
-        self._tasks.add(task)
-        task.add_done_callback(partial(self._piece_done, request))
-        self._output.put(piece)
-
-    def _piece_done(self, request: Request, task: asyncio.Task[Audio]) -> None:
-        self._tasks.discard(task)
-        self.ctx.state.demand.leave(request)
-        if not task.cancelled():
-            task.exception()  # retrieved here; the output reports it
-
-    async def _produce(self, piece: Piece, previous: asyncio.Future[None] | None,
-                       started: asyncio.Future[None]) -> Audio:
-        """Submit after the previous piece of the request started; return its audio."""
-        job = None
-        try:
-            if previous is not None:
-                await asyncio.wait([previous])
-            request = piece.request
-            if not request.active or self.closed:
-                raise asyncio.CancelledError
-            if piece.absorbed:  # an earlier piece speaks this text
-                return np.zeros(0, dtype=np.float32)
-            text, predicted = plan_next_piece(piece, self.ctx.worker.speed)
-            # Normalisation is text work of unknown cost: off the event loop.
-            engine_request = await self.ctx.state.text.run(self.ctx.policy.make_request,
-                                                           request.voice, text)
-            if not request.active or self.closed:
-                raise asyncio.CancelledError
-            job = self.ctx.worker.submit(engine_request)
-            await asyncio.wait([job.started])
-            if predicted is not None:
-                predicted.started = time.monotonic()
-                request.planned = predicted
-            if not started.done():
-                started.set_result(None)
-            return await job.future
-        except asyncio.CancelledError:
-            if job is not None:
-                job.cancel()
-            raise
-        finally:
-            if not started.done():
-                started.set_result(None)
+    def _queue(self, request: Request, piece: AudioPiece, *, opens: bool, closes: bool,
+               ends_request: bool) -> None:
+        self._output.put(Piece(request=request, text=piece.text, task=piece.task,
+                               opens=opens, closes=closes, ends_request=ends_request,
+                               source=piece))
 
     # ---- replies, refusals and the end of a connection -------------------------------
 
@@ -408,9 +332,9 @@ class OmniVoiceEventHandler(Connection):
     def _decline(self, event_type: str | None, err: RequestError) -> None:
         """Answer a request that will not be served: an ``error``, and for a one-shot
         ``synthesize`` outside a stream its ending (an empty audio cycle) too."""
-        events = [err.event()]
+        events = [error_event(err)]
         if event_type == _SYNTHESIZE and self._stream is None:
-            events += empty_cycle(self.ctx.settings.sample_rate)
+            events += empty_cycle(self.ctx.sample_rate)
         try:
             self._output.put(Reply(events))
         except OutputOverflow as overflow:
@@ -430,10 +354,9 @@ class OmniVoiceEventHandler(Connection):
         """Cancel every piece still running and finish every request of this connection
         (whichever side noticed first that the client is gone: the reader or the sender)."""
         self.closed = True
-        pending = [task for task in self._tasks if not task.done() and not task.cancelling()]
-        if pending:
-            _LOGGER.info("Client disconnected: cancelled %d pending piece(s)", len(pending))
-        for task in pending:
-            task.cancel()
+        cancelled = sum(request.speech.cancel() for request in self._requests
+                        if request.speech is not None)
+        if cancelled:
+            _LOGGER.info("Client disconnected: cancelled %d pending piece(s)", cancelled)
         for request in list(self._requests):
             self._finish(request)

@@ -13,7 +13,9 @@ text are bounded already, by ``--max-text-length`` and ``--max-concurrent``.
 
 While a piece is still decoding, the gap guard (:mod:`.gap_guard`, ``--max-gap``) sends
 short silences inside its audio cycle, so the client never waits longer than that with
-nothing to play.
+nothing to play. A piece the speech service's pacing let an earlier piece speak
+(``source.absorbed``) writes nothing; the earlier piece ends its audio cycle where the last
+piece it spoke would have (``source.run``).
 """
 
 from __future__ import annotations
@@ -27,16 +29,15 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 
 from wyoming_omnivoice.server.connection import Connection
-from wyoming_omnivoice.server.errors import INTERNAL_ERROR, RequestError, request_error_for
-from wyoming_omnivoice.server.gap_guard import GapGuard
-from wyoming_omnivoice.server.requests import (
-    Audio,
-    CycleState,
-    Piece,
-    Reply,
-    Request,
-    audio_to_pcm,
+from wyoming_omnivoice.server.errors import (
+    INTERNAL_ERROR,
+    RequestError,
+    error_event,
+    request_error_for,
 )
+from wyoming_omnivoice.server.gap_guard import GapGuard
+from wyoming_omnivoice.server.requests import CycleState, Piece, Reply, Request, audio_to_pcm
+from wyoming_omnivoice.speech.service import Audio
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -165,13 +166,17 @@ class OrderedOutput:
             except Exception as err:  # engine or queue failure: fail this request only
                 await self._fail(request, request_error_for(err))
         pcm = request.pcm
-        if audio is not None and request.active:
+        source = piece.source
+        absorbed = source is not None and source.absorbed
+        closes = piece.closes if source is None or source.run <= 1 else \
+            self._closes_after(piece, source.run - 1)
+        if audio is not None and request.active and not absorbed:
             if piece.opens and pcm.cycle is not CycleState.OPEN:  # (silence may have opened it)
                 await self._write(audio_start_event(self._rate))
                 pcm.open()
             for chunk in pcm.push(audio_to_pcm(audio)):
                 await self._write_chunk(request, chunk)
-        if pcm.cycle is CycleState.OPEN and (piece.closes or not request.active):
+        if pcm.cycle is CycleState.OPEN and ((closes and not absorbed) or not request.active):
             rest = pcm.close()
             if rest:
                 await self._write_chunk(request, rest)
@@ -184,7 +189,18 @@ class OrderedOutput:
 
     async def _fail(self, request: Request, err: RequestError) -> None:
         request.fail()
-        await self._write(err.event())
+        await self._write(error_event(err))
+
+    def _closes_after(self, piece: Piece, later: int) -> bool:
+        """Whether the ``later``-th queued piece of ``piece``'s request after it closes its
+        cycle (the last piece ``piece`` speaks for)."""
+        seen = 0
+        for item in self._items:
+            if isinstance(item, Piece) and item.request is piece.request:
+                seen += 1
+                if seen == later:
+                    return item.closes
+        return piece.closes
 
     async def _write_chunk(self, request: Request, pcm: bytes) -> None:
         await self._write(self._chunk_event(pcm))
@@ -203,6 +219,8 @@ class OrderedOutput:
         assert task is not None
         guard = self._guard
         request = piece.request
+        if piece.source is not None and piece.source.absorbed:
+            guard = None  # another piece speaks its text
         while guard is not None and not task.done() and request.active:
             if not (piece.opens or request.pcm.cycle is CycleState.OPEN):
                 break

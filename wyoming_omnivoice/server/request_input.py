@@ -1,59 +1,74 @@
-"""What a request asks for, read from its event, and where its text is prepared.
+"""Each Wyoming event a client sends, parsed once at the door into a typed value.
 
-- :func:`voice_wish`: the voice a request names (name and/or language).
-- :func:`check_text_format`: ``text`` or ``ssml``, else an ``unsupported-text-format`` error.
-- :func:`add_first_clause_argument`: the ``--whole-first-sentence`` opt-out of the
-  first-clause cut (:mod:`..text.clauses`).
-- :class:`TextThread`: text preparation (cleanup, sentences, normalisation) off the event
-  loop, on one thread of its own.
+:func:`parse_event` turns an event into one of :class:`OneShot`, :class:`StreamStart`,
+:class:`StreamChunk`, :class:`StreamStop` or :class:`DescribeRequest` (``None`` for an
+event the server ignores), or raises :class:`RequestError` for a malformed one or an
+unsupported ``text_format``. The handler then works on typed values only.
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import partial
-from typing import Any, TypeVar
 
 from wyoming.event import Event
+from wyoming.info import Describe
+from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
-from wyoming_omnivoice.server import errors
-from wyoming_omnivoice.server.errors import RequestError
+from wyoming_omnivoice.speech.errors import (
+    INVALID_REQUEST,
+    UNSUPPORTED_TEXT_FORMAT,
+    RequestError,
+)
+from wyoming_omnivoice.speech.service import VoiceWish
 from wyoming_omnivoice.text.prepare import TEXT_FORMATS, text_format_of
 
-T = TypeVar("T")
 
-#: Text at least this long is prepared on a thread, off the event loop.
-OFF_LOOP_CHARS = 256
-
-
-def add_first_clause_argument(parser: argparse.ArgumentParser) -> None:
-    """``--whole-first-sentence``: speak a long first sentence whole (slower first audio)."""
-    parser.add_argument(
-        "--whole-first-sentence", action="store_true",
-        help="decode a long first sentence whole instead of starting the audio with its "
-             "first clause (slower first audio, the first sentence's prosody unbroken)")
+@dataclass(frozen=True)
+class DescribeRequest:
+    """``describe``: the server answers ``info``."""
 
 
-def check_text_format(value: object) -> str:
-    """The request's text format; RequestError for one the server does not take."""
+@dataclass(frozen=True)
+class OneShot:
+    """``synthesize``: a whole text (also the compatibility copy sent inside a stream)."""
+
+    text: str
+    voice: VoiceWish | None = None
+    ssml: bool = False
+
+
+@dataclass(frozen=True)
+class StreamStart:
+    """``synthesize-start``: a stream of text follows."""
+
+    voice: VoiceWish | None = None
+    ssml: bool = False
+
+
+@dataclass(frozen=True)
+class StreamChunk:
+    """``synthesize-chunk``: more text of the open stream."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class StreamStop:
+    """``synthesize-stop``: the stream's text is complete."""
+
+
+Parsed = DescribeRequest | OneShot | StreamStart | StreamChunk | StreamStop
+
+
+def check_text_format(value: object) -> bool:
+    """Whether the request's text is SSML; RequestError for a format the server does not
+    take."""
     fmt = text_format_of(value)
     if fmt not in TEXT_FORMATS:
         raise RequestError(f"Unsupported text_format {fmt!r}: use 'text' (or 'ssml', whose "
                            "tags are removed and only the text is spoken)",
-                           errors.UNSUPPORTED_TEXT_FORMAT)
-    return fmt
-
-
-@dataclass(frozen=True)
-class VoiceWish:
-    """The voice a request asks for: a name and/or a language (a speaker is ignored)."""
-
-    name: str | None = None
-    language: str | None = None
+                           UNSUPPORTED_TEXT_FORMAT)
+    return fmt == "ssml"
 
 
 def voice_wish(event: Event) -> VoiceWish | None:
@@ -70,30 +85,21 @@ def voice_wish(event: Event) -> VoiceWish | None:
                      language if isinstance(language, str) else None)
 
 
-class TextThread:
-    """One thread for text work, so the event loop keeps serving other connections.
-
-    Every step of text preparation is linear (:mod:`..text.prepare`), but a long crafted
-    text still costs tens of milliseconds, and normalisation rules are many. Short text is
-    prepared inline (a thread hop would cost more than the work); the rest here. One thread
-    is enough (the work holds the GIL) and keeps the server's thread count fixed.
-    """
-
-    def __init__(self) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="omnivoice-text")
-        self._executor.submit(int).result()  # start the thread now, not at the first request
-
-    async def run(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``work(*args, **kwargs)`` on the text thread."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, partial(work, *args, **kwargs))
-
-    async def prepare(self, size: int, work: Callable[..., T], *args: Any, **kwargs: Any
-                      ) -> T:
-        """Text preparation of ``size`` characters: inline when short, else on the thread."""
-        if size < OFF_LOOP_CHARS:
-            return work(*args, **kwargs)
-        return await self.run(work, *args, **kwargs)
-
-    def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+def parse_event(event: Event) -> Parsed | None:
+    """The typed value of ``event`` (None: an event type the server ignores)."""
+    if Describe.is_type(event.type):
+        return DescribeRequest()
+    try:
+        if Synthesize.is_type(event.type):
+            synthesize = Synthesize.from_event(event)
+            return OneShot(synthesize.text or "", voice_wish(event),
+                           check_text_format(synthesize.text_format))
+        if SynthesizeStart.is_type(event.type):
+            return StreamStart(voice_wish(event), check_text_format(event.data.get("text_format")))
+        if SynthesizeChunk.is_type(event.type):
+            return StreamChunk(SynthesizeChunk.from_event(event).text or "")
+    except (KeyError, TypeError, ValueError) as err:
+        raise RequestError(f"Malformed {event.type} event: {err}", INVALID_REQUEST) from None
+    if SynthesizeStop.is_type(event.type):
+        return StreamStop()
+    return None

@@ -23,11 +23,9 @@ from typing import Any
 import numpy as np
 from wyoming.event import Event
 
-from wyoming_omnivoice.server.gap_guard import PlayClock
-from wyoming_omnivoice.speech.pacing import Unit
+from wyoming_omnivoice.speech.pacing import PlayClock
+from wyoming_omnivoice.speech.service import AudioPiece, Speech
 from wyoming_omnivoice.voices.catalog import VoicePreset
-
-Audio = np.ndarray[Any, np.dtype[np.float32]]
 
 
 class RequestState(enum.Enum):
@@ -92,44 +90,29 @@ class Request:
     kind: Kind
     voice: VoicePreset
     pcm: PcmBuffer
-    ssml: bool = False
+    #: The speech service's side of the request (None: refused before it was admitted).
+    speech: Speech | None = None
     state: RequestState = RequestState.ACTIVE
-    #: Characters received so far (streams are bounded by --max-text-length too).
-    text_length: int = 0
-    #: Resolved once the latest piece was taken by the worker: the next one is submitted
-    #: then, so the worker decodes piece N+1 while piece N is written.
-    last_started: asyncio.Future[None] | None = None
-    #: When the client runs out of audio (the gap guard's clock).
+    #: When the client runs out of audio: the gap guard's clock, shared with the pacing
+    #: of the speech service (``speech.clock``).
     clock: PlayClock = field(default_factory=PlayClock)
-    #: Pieces queued but not yet planned (the next planned piece may take several).
-    waiting: list[Piece] = field(default_factory=list)
-    #: The last planned piece: when its decode started, its predicted decode and audio s.
-    planned: PlannedPiece | None = None
 
     @property
     def active(self) -> bool:
         return self.state is RequestState.ACTIVE
 
     def fail(self) -> None:
+        """An error was sent: what is left of the request is dropped (its ending is not)."""
         if self.state is RequestState.ACTIVE:
             self.state = RequestState.FAILED
+            if self.speech is not None:
+                self.speech.stop()
 
-
-@dataclass
-class PlannedPiece:
-    """What the pacing predicted for the piece the worker took last."""
-
-    started: float
-    decode_s: float
-    audio_s: float
-
-    def budget(self, now: float, runs_out: float | None) -> float:
-        """Seconds the next piece's decode may take before the client runs out of audio
-        (``runs_out``: when it runs out of what was sent so far)."""
-        ready = self.started + self.decode_s
-        if now >= ready:  # decoded already: its audio is (about to be) sent
-            return max(0.0, (runs_out or now) - now)
-        return max(runs_out or ready, ready) + self.audio_s - ready
+    def finish(self) -> None:
+        """Its ending was written or its client left: the request's slot is free."""
+        self.state = RequestState.FINISHED
+        if self.speech is not None:
+            self.speech.close()
 
 
 @dataclass(eq=False)
@@ -145,10 +128,9 @@ class Piece:
     #: The one-shot's last piece: its ending (``audio-stop``) is written after it whatever
     #: happened before.
     ends_request: bool = False
-    #: What the pacing plans with (a clause or sentence); None: spoken as it is.
-    unit: Unit | None = None
-    #: Spoken by an earlier piece that took its text: it writes nothing itself.
-    absorbed: bool = False
+    #: The speech service's piece: the pacing may let it speak the pieces after it
+    #: (``source.run``) or have an earlier one speak it (``source.absorbed``).
+    source: AudioPiece | None = None
 
 
 @dataclass(eq=False)

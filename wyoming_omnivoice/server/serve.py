@@ -18,11 +18,10 @@ from urllib.parse import urlparse
 
 from wyoming.server import AsyncServer, AsyncStdioServer
 
-from wyoming_omnivoice.server.context import ServerContext
+from wyoming_omnivoice.server.context import WyomingContext
 from wyoming_omnivoice.server.errors import StartupError
 from wyoming_omnivoice.server.handler import OmniVoiceEventHandler
 from wyoming_omnivoice.server.listen_address import listen_error_message
-from wyoming_omnivoice.speech.worker import InferenceWorker
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
@@ -49,8 +48,7 @@ def stop_listening(server: AsyncServer) -> None:
         listener.close()
 
 
-async def serve(args: argparse.Namespace, context: ServerContext,
-                worker: InferenceWorker) -> int:
+async def serve(args: argparse.Namespace, context: WyomingContext) -> int:
     """Serve until a signal (exit 0) or the worker's death (exit 1)."""
     server = AsyncServer.from_uri(args.uri)
     factory = partial(OmniVoiceEventHandler, context=context)
@@ -64,7 +62,7 @@ async def serve(args: argparse.Namespace, context: ServerContext,
         exit_code = 1
         loop.call_soon_threadsafe(stop.set)
 
-    worker.on_death = on_worker_death
+    context.service.worker.on_death = on_worker_death
 
     if isinstance(server, AsyncStdioServer):
         _LOGGER.info("Ready (stdio)")
@@ -85,7 +83,7 @@ async def serve(args: argparse.Namespace, context: ServerContext,
         if signals > 1:
             _LOGGER.warning("Second %s: stopping without waiting",
                             signal.Signals(signum).name)
-            context.state.draining = True
+            context.service.draining = True
             drained.set()
         stop.set()
 
@@ -93,7 +91,7 @@ async def serve(args: argparse.Namespace, context: ServerContext,
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, on_signal, sig)
     _LOGGER.info("Ready: listening on %s with %d voice(s), default %r, %s", args.uri,
-                 len(context.state.catalog), context.settings.default_voice,
+                 len(context.service.catalog), context.service.settings.default_voice,
                  "streaming" if context.settings.streaming else "no streaming")
     await stop.wait()
     _LOGGER.info("Stopping")
@@ -103,35 +101,36 @@ async def serve(args: argparse.Namespace, context: ServerContext,
     return exit_code
 
 
-async def _wait_closed(context: ServerContext, timeout: float) -> None:
+async def _wait_closed(context: WyomingContext, timeout: float) -> None:
     """Give closing connections a moment to flush what was already written to them."""
     async def closed() -> None:
-        while context.state.connections:
+        while context.connections:
             await asyncio.sleep(0.02)
 
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(closed(), timeout)
 
 
-async def drain(server: AsyncServer, context: ServerContext, timeout: float,
+async def drain(server: AsyncServer, context: WyomingContext, timeout: float,
                 abort: asyncio.Event | None = None) -> None:
     """Stop listening, refuse new requests, wait (bounded) for requests in progress."""
     stop_listening(server)
-    context.state.draining = True
-    slots = context.state.slots
-    if slots.active == 0:
+    context.service.draining = True
+    service = context.service
+    if service.active == 0:
         return
-    _LOGGER.info("Waiting up to %g s for %d request(s) in progress", timeout, slots.active)
+    _LOGGER.info("Waiting up to %g s for %d request(s) in progress", timeout,
+                 service.active)
 
     async def finished() -> None:
-        while slots.active > 0 and not (abort is not None and abort.is_set()):
+        while service.active > 0 and not (abort is not None and abort.is_set()):
             await asyncio.sleep(0.05)
 
     try:
         await asyncio.wait_for(finished(), timeout)
     except TimeoutError:
         _LOGGER.warning("%d request(s) still in progress after %g s; closing them",
-                        slots.active, timeout)
+                        service.active, timeout)
 
 
 async def _start_zeroconf(args: argparse.Namespace) -> None:

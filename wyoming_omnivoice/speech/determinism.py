@@ -15,7 +15,7 @@ import dataclasses
 import hashlib
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.server.context import RequestBuilder
+from wyoming_omnivoice.speech.request_builder import RequestBuilder
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
 if TYPE_CHECKING:

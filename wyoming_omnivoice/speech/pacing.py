@@ -29,9 +29,10 @@ recent decodes; until there are two different lengths, the overhead is taken as
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wyoming_omnivoice.engine import MIN_CANVAS_FRAMES, estimate_num_frames
 
@@ -47,6 +48,51 @@ PRIOR_OVERHEAD_SHARE = 0.35
 #: Before any decode: seconds per frame of target (about 2x slower than real time).
 PRIOR_SECONDS_PER_FRAME = 0.08
 FRAME_RATE = 25
+
+
+@dataclass
+class PlayClock:
+    """When the client of one request runs out of audio (monotonic seconds), taking it to
+    play every piece of audio in real time from the moment it arrives."""
+
+    #: When the request arrived: a wait before the first audio counts from here.
+    started: float = field(default_factory=time.monotonic)
+    #: When the client has played everything sent so far (None: nothing sent yet).
+    runs_out: float | None = None
+    #: Seconds of real audio and of silence sent.
+    audio_s: float = 0.0
+    silence_s: float = 0.0
+
+    def sent(self, seconds: float, *, silence: bool = False,
+             now: float | None = None) -> None:
+        """``seconds`` of audio (or silence) reached the client now."""
+        now = time.monotonic() if now is None else now
+        self.runs_out = max(self.runs_out or now, now) + seconds
+        if silence:
+            self.silence_s += seconds
+        else:
+            self.audio_s += seconds
+
+    def idle_since(self) -> float:
+        """Since when the client has had nothing to play (or has waited for the first)."""
+        return self.started if self.runs_out is None else self.runs_out
+
+
+@dataclass
+class PlannedPiece:
+    """What the pacing predicted for the piece the worker took last."""
+
+    started: float
+    decode_s: float
+    audio_s: float
+
+    def budget(self, now: float, runs_out: float | None) -> float:
+        """Seconds the next piece's decode may take before the client runs out of audio
+        (``runs_out``: when it runs out of what was sent so far)."""
+        ready = self.started + self.decode_s
+        if now >= ready:  # decoded already: its audio is (about to be) sent
+            return max(0.0, (runs_out or now) - now)
+        return max(runs_out or ready, ready) + self.audio_s - ready
 
 
 class DecodeSpeed:

@@ -11,15 +11,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.server.context import RequestBuilder
 from wyoming_omnivoice.speech.request_language import request_language
 from wyoming_omnivoice.voices.assets import VoiceAssets
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import SynthesisRequest
+
+
+#: Builds the engine request for (voice, text); raises ValueError for bad input.
+RequestBuilder = Callable[[VoicePreset, str], "SynthesisRequest"]
 
 
 def make_request_factory(assets: VoiceAssets, normalize_default: bool) -> RequestBuilder:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.server.context import RequestBuilder
-from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.errors import StartupError
+from wyoming_omnivoice.speech.request_builder import RequestBuilder
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 
 if TYPE_CHECKING:

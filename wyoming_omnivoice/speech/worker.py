@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from wyoming_omnivoice.speech.pacing import DecodeSpeed, piece_frames
+from wyoming_omnivoice.voices.engine_thread import EngineThreadStopped
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
@@ -62,7 +63,7 @@ class BusyError(RuntimeError):
     """The worker's queue is full."""
 
 
-class WorkerStoppedError(RuntimeError):
+class WorkerStoppedError(EngineThreadStopped):
     """The worker is stopped (shutting down, or it died)."""
 
 

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from wyoming_omnivoice.engine import strict_language
-from wyoming_omnivoice.server.errors import StartupError, one_line
-from wyoming_omnivoice.speech.worker import InferenceWorker
+from wyoming_omnivoice.errors import StartupError, one_line
 from wyoming_omnivoice.voices import cloned as cloned_voices
 from wyoming_omnivoice.voices.anchors import Anchor, AnchorCache
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
+from wyoming_omnivoice.voices.engine_thread import EngineThread
 from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD, AnchorBuilder, preloaded
 from wyoming_omnivoice.voices.watch import FolderVoiceWatcher, NewVoice
 
@@ -52,7 +52,7 @@ class VoiceAssets:
             anchor = self.builder.get(preset)
         return anchor
 
-    def attach(self, worker: InferenceWorker) -> None:
+    def attach(self, worker: EngineThread) -> None:
         """From now on, anchors built on first use are built on the worker's thread."""
         if self.builder is not None:
             self.builder.worker = worker
@@ -139,7 +139,7 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
 class WorkerEncoder:
     """Encodes cloning references on the inference worker's thread (any thread may ask)."""
 
-    def __init__(self, worker: InferenceWorker, fingerprint: str) -> None:
+    def __init__(self, worker: EngineThread, fingerprint: str) -> None:
         self._worker = worker
         self.fingerprint = fingerprint
 

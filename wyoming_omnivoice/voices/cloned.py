@@ -25,8 +25,8 @@ from wyoming_omnivoice.engine import (
     load_reference_audio,
     read_prompt_extras,
 )
+from wyoming_omnivoice.errors import one_line
 from wyoming_omnivoice.model.file_hash import sha256_file
-from wyoming_omnivoice.server.errors import one_line
 from wyoming_omnivoice.voices.names import check_voice_name
 from wyoming_omnivoice.voices.reference import CloneReference
 

@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from wyoming_omnivoice.engine import strict_language
-from wyoming_omnivoice.server.errors import one_line
-from wyoming_omnivoice.speech.worker import InferenceWorker, WorkerStoppedError
+from wyoming_omnivoice.errors import one_line
 from wyoming_omnivoice.voices.anchors import Anchor, AnchorCache
 from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.voices.engine_thread import EngineThread, EngineThreadStopped
 from wyoming_omnivoice.voices.templates import ALL, expand_all
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class AnchorBuilder:
         self._failed: set[str] = set()
         self._lock = threading.Lock()
         #: Set once the worker runs; before that (warm-up) the engine is used directly.
-        self.worker: InferenceWorker | None = None
+        self.worker: EngineThread | None = None
 
     def get(self, preset: VoicePreset) -> Anchor | None:
         """The anchor of ``preset``, built now if needed (blocks the caller, never the loop).
@@ -93,7 +93,7 @@ class AnchorBuilder:
             began = time.monotonic()
             try:
                 anchor = self._build(preset)
-            except (ValueError, WorkerStoppedError) as err:
+            except (ValueError, EngineThreadStopped) as err:
                 self._failed.add(preset.name)
                 _LOGGER.warning("Voice %r: no anchor (%s); it is spoken without one",
                                 preset.name, one_line(str(err)))

@@ -1,7 +1,7 @@
 """``--list-voices``: the voices the server would serve, without loading the model.
 
 Used by the server CLI (``wyoming-omnivoice --list-voices``) and the synthesize CLI. It
-reads the same catalogue as a start (:func:`.startup.gather_voices`: built-in presets, the
+reads the same catalogue as a start (:func:`.gather.gather_voices`: built-in presets, the
 voice folders under ``<data-dir>/voices``, ``--voices-file``) and prints one line per voice:
 name, languages, description. Voices that would be skipped are listed after, with why.
 """
@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from wyoming_omnivoice.server.errors import one_line
-from wyoming_omnivoice.server.startup import gather_voices
+from wyoming_omnivoice.errors import one_line
+from wyoming_omnivoice.voices.gather import gather_voices
 
 
 def add_list_voices_argument(parser: argparse.ArgumentParser) -> None:

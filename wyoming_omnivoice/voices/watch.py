@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from wyoming_omnivoice import VoicePrompt
 
-from wyoming_omnivoice.server.errors import one_line
+from wyoming_omnivoice.errors import one_line
 from wyoming_omnivoice.voices.catalog import VoicePreset
 from wyoming_omnivoice.voices.cloned import ClonedVoiceSpec
 

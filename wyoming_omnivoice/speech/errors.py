@@ -1,0 +1,42 @@
+"""Why a request is not served: an error code and a message for a person.
+
+The codes are the protocol's (README's protocol section lists them): the Wyoming handler
+sends them in ``error`` events, the HTTP API in its JSON errors. A request that fails still
+ends properly (see :mod:`wyoming_omnivoice.server.handler`).
+"""
+
+from __future__ import annotations
+
+from wyoming_omnivoice.speech.worker import BusyError, WorkerStoppedError
+
+#: Error codes of request-level errors (the connection stays usable).
+TEXT_TOO_LONG = "text-too-long"
+BUSY = "busy"
+INVALID_REQUEST = "invalid-request"
+INVALID_EVENT = "invalid-event"
+UNSUPPORTED_TEXT_FORMAT = "unsupported-text-format"
+SYNTHESIS_FAILED = "synthesis-failed"
+WORKER_STOPPED = "worker-stopped"
+SHUTTING_DOWN = "shutting-down"
+INTERNAL_ERROR = "internal-error"
+
+
+class RequestError(Exception):
+    """A request-level failure with an error code."""
+
+    def __init__(self, text: str, code: str) -> None:
+        super().__init__(text)
+        self.code = code
+
+
+def request_error_for(err: BaseException) -> RequestError:
+    """The request error to report for an exception from the worker or the engine."""
+    if isinstance(err, RequestError):
+        return err
+    if isinstance(err, BusyError):
+        return RequestError(f"Server busy: {err}; try again shortly", BUSY)
+    if isinstance(err, WorkerStoppedError):
+        return RequestError(f"Synthesis unavailable: {err}", WORKER_STOPPED)
+    if isinstance(err, ValueError):
+        return RequestError(str(err) or "invalid request", INVALID_REQUEST)
+    return RequestError(f"Synthesis failed: {type(err).__name__}: {err}", SYNTHESIS_FAILED)

@@ -1,0 +1,409 @@
+"""The speech service: the one path from any protocol to the synthesis worker.
+
+The Wyoming handler and the web studio both hand it typed requests and get audio back; it
+owns everything between: the inference worker (its queue and batching), text preparation
+(cleanup, sentences, normalisation on the text thread), voice routing, the voices' anchors
+and clone prompts (through the request builder), request admission (``--max-concurrent``)
+and the draining flag of a shutdown.
+
+A request's life:
+
+1. :meth:`SpeechService.check_open` / :meth:`SpeechService.check_length` refuse it early
+   (``shutting-down``, ``text-too-long``); :meth:`SpeechService.route` picks its voice.
+2. :meth:`SpeechService.admit` gives it a slot (or ``busy``) as a :class:`Speech`.
+3. Each piece of text becomes an :class:`AudioPiece` (:meth:`Speech.say`, or sentence by
+   sentence from streamed text: :meth:`Speech.add_text`, :meth:`Speech.finish_text`). The
+   pieces of one request are decoded in order: piece N+1 is submitted once piece N was taken
+   by the worker, so N+1 decodes while N is being sent.
+   How much text each piece speaks is paced (:mod:`.pacing`): text is queued as clauses
+   and sentences, and a piece about to go to the worker takes the queued text after it
+   that this host decodes before the client runs out of audio (those pieces are
+   *absorbed*: their audio is empty, ``AudioPiece.absorbed``; the piece's ``run`` says
+   how many it speaks).
+4. :meth:`Speech.close` frees the slot; :meth:`Speech.cancel` drops what is still pending
+   (the client went away).
+
+Everything here runs on the event loop thread, except the work handed to the text thread
+and the worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+
+from wyoming_omnivoice.speech.admission import Demand, RequestSlots
+from wyoming_omnivoice.speech.errors import BUSY, SHUTTING_DOWN, TEXT_TOO_LONG, RequestError
+from wyoming_omnivoice.speech.pacing import (
+    PlannedPiece,
+    PlayClock,
+    Unit,
+    audio_seconds,
+    joined_frames,
+    piece_frames,
+    plan_piece,
+    units_of,
+)
+from wyoming_omnivoice.speech.request_builder import RequestBuilder
+from wyoming_omnivoice.speech.text_thread import TextThread
+from wyoming_omnivoice.speech.worker import InferenceWorker
+from wyoming_omnivoice.text.prepare import feed, prepare_one_shot, prepare_streamed_sentence
+from wyoming_omnivoice.text.sentences import SentenceSplitter
+from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice.engine import Engine
+    from wyoming_omnivoice.voices.watch import NewVoice
+
+_LOGGER = logging.getLogger(__name__)
+
+Audio = np.ndarray[Any, np.dtype[np.float32]]
+T = TypeVar("T")
+
+@dataclass(frozen=True)
+class VoiceWish:
+    """The voice a request asks for: a name and/or a language (a speaker is ignored)."""
+
+    name: str | None = None
+    language: str | None = None
+
+
+@dataclass(frozen=True)
+class SpeechSettings:
+    """Fixed at start-up."""
+
+    default_voice: str
+    sample_rate: int
+    #: Longest text per request, in characters (--max-text-length).
+    max_text_length: int = 5000
+    #: Requests (one-shot or stream) served at once (--max-concurrent).
+    max_concurrent: int = 16
+    #: A long first sentence is spoken from its first clause (off: --whole-first-sentence).
+    first_clause: bool = True
+
+
+class SpeechService:
+    """Text in, audio out, for every protocol (see the module docstring)."""
+
+    def __init__(self, worker: InferenceWorker, catalog: VoiceCatalog,
+                 make_request: RequestBuilder, settings: SpeechSettings, *,
+                 demand: Demand | None = None,
+                 look_for_voices: Callable[[set[str]], None] | None = None,
+                 text: TextThread | None = None) -> None:
+        self.settings = settings
+        self.worker = worker
+        self._catalog = catalog
+        self._make_request = make_request
+        self._look_for_voices = look_for_voices
+        self.text = text or TextThread()
+        self.slots = RequestSlots(settings.max_concurrent)
+        #: Requests with a piece queued or decoding (the worker's batch window reads it).
+        self.demand = demand if demand is not None else Demand()
+        #: Set on SIGTERM/SIGINT: requests in progress finish, new ones are refused.
+        self.draining = False
+
+    # ---- state -----------------------------------------------------------------------
+
+    @property
+    def sample_rate(self) -> int:
+        return self.settings.sample_rate
+
+    @property
+    def catalog(self) -> VoiceCatalog:
+        """The voices served now (voice folders added while running included)."""
+        return self._catalog
+
+    @property
+    def healthy(self) -> bool:
+        """The synthesis worker runs (a dead worker fails health checks)."""
+        return self.worker.alive
+
+    @property
+    def active(self) -> int:
+        """Requests in service."""
+        return self.slots.active
+
+    def add_voices(self, found: Iterable[NewVoice], prompts: dict[str, Any]) -> None:
+        """Voices found while running join the catalogue (their clone prompts in ``prompts``,
+        the request builder's table)."""
+        found = list(found)
+        for voice in found:
+            prompts[voice.preset.name] = voice.prompt
+        self._catalog = self._catalog.merged(voice.preset for voice in found)
+
+    def look_for_voices(self) -> None:
+        """Give the voice-folder watcher a chance to find new voices (never blocks)."""
+        if self._look_for_voices is None:
+            return
+        try:
+            self._look_for_voices(set(self._catalog.names))
+        except Exception:
+            _LOGGER.exception("Looking for new voices failed")
+
+    # ---- refusing, routing, preparing ------------------------------------------------
+
+    def check_open(self) -> None:
+        if self.draining:
+            raise RequestError("The server is shutting down; try again shortly", SHUTTING_DOWN)
+
+    def check_length(self, length: int, *, streamed: bool = False) -> None:
+        limit = self.settings.max_text_length
+        if length <= limit:
+            return
+        if streamed:
+            raise RequestError(f"Streamed text exceeds {limit} characters "
+                               "(--max-text-length)", TEXT_TOO_LONG)
+        raise RequestError(f"Text is {length} characters long; the limit is {limit} "
+                           "(--max-text-length)", TEXT_TOO_LONG)
+
+    def default_voice(self) -> VoicePreset:
+        return self._catalog.route(self.settings.default_voice).preset
+
+    def route(self, wish: VoiceWish | None) -> VoicePreset:
+        """The voice for a request (an unknown name: the best voice of its language)."""
+        route = self._catalog.route(
+            self.settings.default_voice,
+            name=wish.name if wish is not None else None,
+            language=wish.language if wish is not None else None)
+        if route.note:
+            _LOGGER.warning("%s", route.note)
+        return route.preset
+
+    async def prepare_one_shot(self, text: str, *, ssml: bool = False) -> list[str]:
+        """The pieces a one-shot text is spoken in; empty when there is nothing to say."""
+        return await self.text.prepare(len(text), prepare_one_shot, text, ssml=ssml,
+                                       first_clause=self.settings.first_clause, group=False)
+
+    # ---- requests --------------------------------------------------------------------
+
+    def admit(self, voice: VoicePreset, *, ssml: bool = False, streamed: bool = False,
+              clock: PlayClock | None = None) -> Speech:
+        """A slot for one request, or ``busy``. ``clock``: when its client runs out of
+        audio (kept by the protocol side as it sends audio); with it, later pieces are
+        paced to decode before then, without it they are as long as allowed."""
+        speech = Speech(self, voice, ssml=ssml, streamed=streamed, clock=clock)
+        if not self.slots.try_acquire(speech):
+            raise RequestError(f"Server busy: {self.slots.limit} requests in progress "
+                               "(--max-concurrent); try again shortly", BUSY)
+        return speech
+
+    async def synthesize(self, text: str, voice: VoicePreset, *, ssml: bool = False) -> Audio:
+        """The whole text as one float32 array (a preview, an HTTP request): the same
+        admission, text preparation, worker and batching as a Wyoming one-shot request."""
+        self.check_open()
+        self.check_length(len(text))
+        pieces = await self.prepare_one_shot(text, ssml=ssml)
+        if not pieces:
+            return np.zeros(0, dtype=np.float32)
+        speech = self.admit(voice, ssml=ssml)
+        try:
+            said = [piece for text in pieces for piece in speech.say_sentence(text)]
+            audio = [await piece.audio() for piece in said]
+        except BaseException:
+            speech.cancel()
+            raise
+        finally:
+            speech.close()
+        return np.concatenate(audio).astype(np.float32, copy=False)
+
+    async def on_engine(self, run: Callable[[Engine], T]) -> T:
+        """``run(engine)`` on the worker thread, between batches."""
+        return await asyncio.wrap_future(self.worker.call(run))
+
+    async def _produce(self, speech: Speech, piece: AudioPiece,
+                       previous: asyncio.Future[None] | None,
+                       started: asyncio.Future[None]) -> Audio:
+        """Submit after the previous piece of the request started; return its audio."""
+        job = None
+        try:
+            if previous is not None:
+                await asyncio.wait([previous])
+            if not speech.active:
+                raise asyncio.CancelledError
+            if piece.absorbed:  # an earlier piece speaks this text
+                return np.zeros(0, dtype=np.float32)
+            text, predicted = speech.plan(piece)
+            # Normalisation is text work of unknown cost: off the event loop.
+            request = await self.text.run(self._make_request, speech.voice, text)
+            if not speech.active:
+                raise asyncio.CancelledError
+            job = self.worker.submit(request)
+            await asyncio.wait([job.started])
+            predicted.started = time.monotonic()
+            speech.planned = predicted
+            if not started.done():
+                started.set_result(None)
+            return await job.future
+        except asyncio.CancelledError:
+            if job is not None:
+                job.cancel()
+            raise
+        finally:
+            if not started.done():
+                started.set_result(None)
+
+    def close(self) -> None:
+        self.text.close()
+
+
+class AudioPiece:
+    """One piece of text of a request (a clause or a sentence) and the task that makes its
+    audio."""
+
+    def __init__(self, unit: Unit, *, starts_sentence: bool = True) -> None:
+        self.unit = unit
+        self.text = unit.text
+        #: The first / last piece of its sentence (a stream's audio cycle).
+        self.starts_sentence = starts_sentence
+        self.ends_sentence = unit.ends_sentence
+        self.task: asyncio.Task[Audio]  # set by Speech._say, which makes it
+        #: An earlier piece speaks this one's text (its audio is empty).
+        self.absorbed = False
+        #: How many pieces this one speaks (itself and the absorbed ones after it).
+        self.run = 1
+
+    async def audio(self) -> Audio:
+        return await self.task
+
+
+class Speech:
+    """One admitted request (a one-shot text or a stream): its pieces, in order."""
+
+    def __init__(self, service: SpeechService, voice: VoicePreset, *, ssml: bool,
+                 streamed: bool, clock: PlayClock | None = None) -> None:
+        self._service = service
+        #: When the client runs out of audio (None: not paced, e.g. a whole-text request).
+        self.clock = clock
+        #: What the pacing predicted for the piece the worker took last.
+        self.planned: PlannedPiece | None = None
+        #: Pieces handed over but not yet planned, in order.
+        self._waiting: list[AudioPiece] = []
+        self.voice = voice
+        self.ssml = ssml
+        self.streamed = streamed
+        #: Characters received so far (streams are bounded by --max-text-length too).
+        self.text_length = 0
+        self.active = True
+        self._closed = False
+        self._last_started: asyncio.Future[None] | None = None
+        self._tasks: set[asyncio.Task[Audio]] = set()
+        self._splitter = SentenceSplitter(first_clause=service.settings.first_clause)
+
+    @property
+    def spoke(self) -> bool:
+        """At least one piece was handed over."""
+        return self._last_started is not None
+
+    @property
+    def busy(self) -> bool:
+        """A piece is still being made."""
+        return any(not task.done() for task in self._tasks)
+
+    def say(self, text: str) -> AudioPiece:
+        """Speak ``text`` (prepared already) after the pieces before it, as one piece that
+        ends a sentence (the pacing may still let it speak what follows)."""
+        return self._say(Unit(text, True, piece_frames(text)))
+
+    def say_sentence(self, text: str) -> list[AudioPiece]:
+        """Speak one sentence (prepared already) as its clauses: pieces the pacing joins
+        again into whole sentences whenever this host is fast enough."""
+        units = units_of(text)
+        return [self._say(unit, starts_sentence=index == 0) for index, unit in
+                enumerate(units)]
+
+    def _say(self, unit: Unit, *, starts_sentence: bool = True) -> AudioPiece:
+        service = self._service
+        loop = asyncio.get_running_loop()
+        previous = self._last_started
+        started: asyncio.Future[None] = loop.create_future()
+        self._last_started = started
+        piece = AudioPiece(unit, starts_sentence=starts_sentence)
+        self._waiting.append(piece)
+        service.demand.enter(self)
+        piece.task = loop.create_task(service._produce(self, piece, previous, started))
+        self._tasks.add(piece.task)
+        piece.task.add_done_callback(self._piece_done)
+        return piece
+
+    def plan(self, piece: AudioPiece) -> tuple[str, PlannedPiece]:
+        """The text ``piece`` speaks: its own and the waiting pieces after it that this host
+        decodes before the client runs out of audio (:func:`.pacing.plan_piece`)."""
+        queued = self._waiting
+        waiting = queued[queued.index(piece):] if piece in queued else [piece]
+        now = time.monotonic()
+        if self.clock is None:
+            budget = None if self.planned is None else float("inf")
+        else:
+            budget = None if self.planned is None else \
+                self.planned.budget(now, self.clock.runs_out)
+        speed = self._service.worker.speed
+        count = plan_piece([p.unit for p in waiting], budget, speed)
+        taken = waiting[:count]
+        for other in taken[1:]:
+            other.absorbed = True
+        piece.run = count
+        self._waiting = [p for p in queued if p not in taken]
+        text = " ".join(p.text for p in taken)
+        frames = joined_frames([p.unit for p in taken])
+        predicted = PlannedPiece(started=now, decode_s=speed.predict(frames),
+                                 audio_s=audio_seconds(text))
+        _LOGGER.debug("Pacing: a piece of %d unit(s), %d frames, predicted decode %.2f s, "
+                      "budget %s", count, frames, predicted.decode_s,
+                      "(first piece)" if budget is None else f"{budget:.2f} s")
+        return text, predicted
+
+    async def add_text(self, chunk: str) -> list[AudioPiece]:
+        """Streamed text: the pieces of the sentences it completes (``text-too-long`` past
+        the limit, counted over the whole stream)."""
+        self.text_length += len(chunk)
+        self._service.check_length(self.text_length, streamed=True)
+        sentences = await self._service.text.prepare(len(chunk), feed, self._splitter, chunk)
+        if not self.active:
+            return []
+        return self._say_sentences(sentences)
+
+    def finish_text(self) -> list[AudioPiece]:
+        """The end of streamed text: the pieces of what is left."""
+        return self._say_sentences(self._splitter.finish())
+
+    def _say_sentences(self, sentences: list[str]) -> list[AudioPiece]:
+        pieces = []
+        for sentence in sentences:
+            text = prepare_streamed_sentence(sentence, ssml=self.ssml)
+            if text is not None:
+                pieces += self.say_sentence(text)
+        return pieces
+
+    def _piece_done(self, task: asyncio.Task[Audio]) -> None:
+        self._tasks.discard(task)
+        self._service.demand.leave(self)
+        if not task.cancelled():
+            task.exception()  # retrieved here; whoever awaits the piece reports it
+
+    def stop(self) -> None:
+        """No further pieces are submitted (the request failed); running ones finish."""
+        self.active = False
+
+    def cancel(self) -> int:
+        """Stop and cancel every piece still pending; how many were cancelled."""
+        self.active = False
+        pending = [task for task in self._tasks if not task.done() and not task.cancelling()]
+        for task in pending:
+            task.cancel()
+        return len(pending)
+
+    def close(self) -> None:
+        """The request is over: its slot is free (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self._service.slots.release(self)
+
+
+__all__ = ["AudioPiece", "RequestBuilder", "Speech", "SpeechService", "SpeechSettings",
+           "VoiceWish"]

@@ -1,0 +1,28 @@
+"""How voices reach the engine once the server runs: work handed to the engine's thread.
+
+The engine is not thread-safe; while the server runs one thread owns it (the speech
+service's worker). Voice work that needs the engine (encoding a folder voice's reference,
+building an anchor on first use) is handed over through this small interface instead of
+importing the worker, so this package stays below the speech service.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice.engine import Engine
+
+T = TypeVar("T")
+
+
+class EngineThreadStopped(RuntimeError):
+    """The engine's thread is not running (shutting down, or it died)."""
+
+
+class EngineThread(Protocol):
+    """Runs ``run(engine)`` on the engine's thread; its future (any thread may ask)."""
+
+    def call(self, run: Callable[[Engine], T]) -> concurrent.futures.Future[T]: ...
