@@ -29,6 +29,7 @@ import numpy as np
 
 from wyoming_omnivoice import DecodeOptions, Engine
 from wyoming_omnivoice.engine import estimate_num_frames
+from wyoming_omnivoice.engine.layouts import forward_cost
 from wyoming_omnivoice.text.normalize import normalize_text
 from wyoming_omnivoice.text.prepare import prepare_one_shot
 
@@ -56,7 +57,7 @@ def _profile(engine: Engine, text: str, anchor: tuple[np.ndarray, str] | None,
     from wyoming_omnivoice.engine.decoder import DecodeItem
     from wyoming_omnivoice.engine.postprocess import post_process
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     pieces = prepare_one_shot(text, first_clause=True)
     spoken = normalize_text(" ".join(pieces), "en")
     t_text = time.perf_counter()
@@ -76,6 +77,7 @@ def _profile(engine: Engine, text: str, anchor: tuple[np.ndarray, str] | None,
     host = stats.total_s - stats.backbone_s - stats.embed_s - stats.scoring_s
     return {
         "positions": float(stats.length), "frames": float(frames),
+        "cost": forward_cost(stats.grids), "cpu": time.process_time() - cpu,
         "text": t_text - began, "prompt": t_prompt - t_text, "embed": stats.embed_s,
         "backbone": stats.backbone_s, "scoring": stats.scoring_s, "host": host,
         "vocoder": t_vocoder - t_decode, "post": t_post - t_vocoder,
@@ -112,13 +114,19 @@ def main() -> None:
           f"{os.getloadavg()[0]:.1f}; the vocoder is the model folder's own: the tiny one "
           "in a random-weight folder)")
     print(f"{'anchor':>6} {'reply':>5} {'pos':>4} {'frames':>6} "
-          + " ".join(f"{s:>8}" for s in stages) + f" {'total':>7} {'not bb':>6}")
-    for (seconds, name), values in runs.items():
-        med = {key: statistics.median(v[key] for v in values) for key in values[0]}
+          + " ".join(f"{s:>8}" for s in stages)
+          + f" {'total':>7} {'CPU-s':>6} {'not bb':>6} {'cost x':>6}")
+    medians = {key: {k: statistics.median(v[k] for v in values) for k in values[0]}
+               for key, values in runs.items()}
+    for (seconds, name), med in medians.items():
         outside = 1 - med["backbone"] / med["total"]
+        # The forward cost model (layouts.forward_cost): load-independent, relative to the
+        # default anchor's (3 s) for the same reply.
+        default = medians.get((DEFAULT_ANCHOR_S, name), med)
         print(f"{seconds:>5.1f}s {name:>5} {med['positions']:>4.0f} {med['frames']:>6.0f} "
               + " ".join(f"{med[s]:>8.3f}" for s in stages)
-              + f" {med['total']:>7.2f} {outside:>6.1%}")
+              + f" {med['total']:>7.2f} {med['cpu']:>6.1f} {outside:>6.1%} "
+              f"{med['cost'] / default['cost']:>6.2f}")
 
 
 if __name__ == "__main__":
