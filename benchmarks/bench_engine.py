@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Engine benchmark: our onnxruntime engine against upstream PyTorch on the same weights.
 
-    python benchmarks/bench_engine.py --preset mid                # CPU, builds bench-out/mid
-    python benchmarks/bench_engine.py --preset real --out /work/bench-out   # CPU targets
-    python benchmarks/bench_engine.py --preset real --device cuda --precision fp16
-    python benchmarks/bench_engine.py --model-dir DIR --no-upstream   # any model directory
+    python -m benchmarks.bench_engine --preset mid                # CPU, builds bench-out/mid
+    python -m benchmarks.bench_engine --preset real --out /work/bench-out   # CPU targets
+    python -m benchmarks.bench_engine --preset real --device cuda --precision fp16
+    python -m benchmarks.bench_engine --model-dir DIR --no-upstream   # any model directory
 
 The model directory is built once with ``tools/build_fixtures.py --preset P --out DIR``
 (``mid``: real width, 4 layers; ``real``: 28 layers), which also saves the upstream torch
@@ -46,12 +46,11 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from wyoming_omnivoice import DecodeOptions, Engine
+from wyoming_omnivoice.engine.layouts import natural_length
+from wyoming_omnivoice.engine.sessions import Graph
 
-from wyoming_omnivoice import DecodeOptions, Engine  # noqa: E402
-from wyoming_omnivoice.engine.layouts import natural_length  # noqa: E402
-from wyoming_omnivoice.engine.sessions import Graph  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 SHORT = "The living room lights are on and it is 21 degrees inside."
 LONG = ("Good morning. Today will be mostly sunny with a high of twenty four degrees. "
@@ -131,9 +130,9 @@ class Upstream:
     """Upstream OmniVoice in torch, with timing hooks on the backbone."""
 
     def __init__(self, upstream_dir: Path, device: str, threads: int | None) -> None:
-        sys.path.insert(0, str(REPO / "tools"))
         import torch
-        from fixtures_lib.upstream import import_upstream
+
+        from tools.fixtures_lib.upstream import import_upstream
 
         self.torch = torch
         if threads:
@@ -475,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_real_targets(args: argparse.Namespace, model_dir: Path) -> int:
-    from bench_targets import run_targets
+    from benchmarks.bench_targets import run_targets
 
     prepared_dir = args.prepared_dir or args.out / "engine" / "prepared"
     report: dict[str, Any] = {"model": str(model_dir), "prepared_dir": str(prepared_dir)}

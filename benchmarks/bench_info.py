@@ -4,7 +4,7 @@ Prints the number of voices and languages, the bytes of the event as written on 
 (header line + JSON data), and how long building the event takes (the server builds it once
 per catalog and reuses it for every describe).
 
-    python benchmarks/bench_info.py [--voices-file FILE]
+    python -m benchmarks.bench_info [--voices-file FILE]
 """
 
 from __future__ import annotations

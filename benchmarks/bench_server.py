@@ -18,9 +18,9 @@ connections:
 
 Usage::
 
-    python benchmarks/bench_server.py --model-dir tests/fixtures/models/tiny --device cpu
-    python benchmarks/bench_server.py --uri tcp://127.0.0.1:10200 --rounds 10
-    python benchmarks/bench_server.py --model-dir tests/fixtures/models/tiny --first-clause
+    python -m benchmarks.bench_server --model-dir tests/fixtures/models/tiny --device cpu
+    python -m benchmarks.bench_server --uri tcp://127.0.0.1:10200 --rounds 10
+    python -m benchmarks.bench_server --model-dir tests/fixtures/models/tiny --first-clause
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ stream (fed one character per ``synthesize-chunk``), with the first-clause cut o
 server has it by default. Every step is meant to be linear in
 the text length; a pattern that backtracks shows up here as hundreds of milliseconds.
 
-    python benchmarks/bench_text_prep.py [--length 5000] [--repeat 3]
+    python -m benchmarks.bench_text_prep [--length 5000] [--repeat 3]
 
 Prints milliseconds per input (best of ``--repeat``); no thresholds, figures only. The
 "stream/char" column is the total for 5000 one-character chunks (per chunk: that / 5000).

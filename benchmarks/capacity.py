@@ -6,9 +6,9 @@ Two modes.
 throughput at 1, 2, 4, 8 ... concurrent clients) and prints, for each number of satellites,
 the replicas needed::
 
-    python benchmarks/bench_server.py --model-dir MODEL --device cuda \\
+    python -m benchmarks.bench_server --model-dir MODEL --device cuda \\
         --clients 1 2 4 8 16 --json bench.json
-    python benchmarks/capacity.py bench.json --target-p95-ms 1000 --satellites 10 100 1000
+    python -m benchmarks.capacity bench.json --target-p95-ms 1000 --satellites 10 100 1000
 
 The model (docs/capacity.md explains it):
 
@@ -32,20 +32,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import math
 import signal
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-
-BENCH_SERVER = Path(__file__).resolve().parent / "bench_server.py"
 
 
 @dataclass(frozen=True)
@@ -145,12 +141,11 @@ def plan(args: argparse.Namespace) -> None:
 
 
 def load_bench_server() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_server", BENCH_SERVER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_server"] = module
-    spec.loader.exec_module(module)
-    return module
+    """``benchmarks.bench_server``, imported only by the window comparison (the arithmetic
+    mode needs neither its client nor its server start-up)."""
+    from benchmarks import bench_server
+
+    return bench_server
 
 
 async def _round(bench: ModuleType, uri: str, clients: int, tag: str) -> tuple[list[float],

@@ -1,6 +1,6 @@
 """Time and memory of the calibrated fp16 conversion, phase by phase.
 
-    python benchmarks/fp16_convert.py MODEL_DIR [--out DIR] [--scale-layer N]
+    python -m benchmarks.fp16_convert MODEL_DIR [--out DIR] [--scale-layer N]
 
 Loads the graph of ``MODEL_DIR/llm_backbone_fp32.onnx`` (never modified; its weights stay on
 disk unless ``--in-memory``), builds the calibration feeds

@@ -13,7 +13,7 @@ language (a German voice reading German text, told "not German"), and its time p
 and the same for the server's script guard (:mod:`wyoming_omnivoice.speech.request_language`).
 
     pip install py3langid   # for this study only; the server does not use it
-    python benchmarks/language_id_study.py
+    python -m benchmarks.language_id_study
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ published layout with the same I/O contracts as the real graphs,
 * the vocoder and tokenizer copied from a donor directory (default: the tiny fixtures,
   so the vocoder is tiny: its time is not the real Higgs decoder's).
 
-    python benchmarks/random_model.py --out bench-out/real-random            # 28 layers
-    python benchmarks/random_model.py --out /tmp/small --layers 2 --text-vocab 4096
+    python -m benchmarks.random_model --out bench-out/real-random            # 28 layers
+    python -m benchmarks.random_model --out /tmp/small --layers 2 --text-vocab 4096
 
 Timing and memory match a real-size model; the codes are noise (random weights).
 """

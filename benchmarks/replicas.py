@@ -23,8 +23,8 @@ started and stopped by this script; only loopback addresses are used.
 
 Usage::
 
-    python benchmarks/replicas.py                    # 3 replicas, 60 requests, 8 clients
-    python benchmarks/replicas.py --requests 200 --clients 16 --json /tmp/replicas.json
+    python -m benchmarks.replicas                    # 3 replicas, 60 requests, 8 clients
+    python -m benchmarks.replicas --requests 200 --clients 16 --json /tmp/replicas.json
 
 tests/deploy/test_replicas_haproxy.py runs a short version and checks the outcomes.
 """

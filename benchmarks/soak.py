@@ -19,8 +19,8 @@ fails.
 
 Usage::
 
-    python benchmarks/soak.py                      # 1,000 requests, 8 clients, tiny model
-    python benchmarks/soak.py --requests 200 --model-dir /path/to/model --device cuda
+    python -m benchmarks.soak                      # 1,000 requests, 8 clients, tiny model
+    python -m benchmarks.soak --requests 200 --model-dir /path/to/model --device cuda
 
 The test suite runs a 60-request version (tests/server/test_soak.py).
 """

@@ -16,22 +16,19 @@ import json
 import logging
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fixtures_lib import goldens, graph_set, higgs, ort_decode  # noqa: E402
-from fixtures_lib.presets import PRESETS  # noqa: E402
-from fixtures_lib.torch_models import build_torch_models  # noqa: E402
+from fixtures_lib import goldens, graph_set, higgs, ort_decode, setup_logging  # noqa: E402
+from fixtures_lib.presets import PRESETS, TOLERANCE  # noqa: E402
+from fixtures_lib.torch_models import build_torch_models, save_upstream  # noqa: E402
 
 logger = logging.getLogger("build_fixtures")
 
 FIXTURES = REPO / "tests" / "fixtures"
-#: Largest acceptable |ORT - torch| per preset (fp32 graphs; bigger models sum more terms).
-TOLERANCE = {"tiny": 1e-4, "mid": 2e-3, "real": 1e-2}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -69,39 +66,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def setup_logging(verbose: bool) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
-    for noisy in ("onnxscript", "onnx_ir", "transformers", "httpx"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    for name in ("torch", "torch.onnx._internal.exporter._registration"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", category=UserWarning)
-    warnings.filterwarnings("ignore", category=FutureWarning)
-    warnings.filterwarnings("ignore", message="Couldn't find ffmpeg")
-
-
 def write_json(path: Path, data: Any) -> None:
     """Compact JSON (one line per top-level list item would be nicer to diff, but size wins)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n",
                     encoding="utf-8")
     logger.info("wrote %s (%d bytes)", path, path.stat().st_size)
-
-
-def save_upstream(model, codec, text_tokenizer, out_dir: Path) -> None:
-    """Save the torch model so ``OmniVoice.from_pretrained(out_dir)`` loads the same weights."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    # The codec is attached as a sub-module for inference; keep it out of the model's
-    # weights file (from_pretrained loads it from audio_tokenizer/).
-    attached, model.audio_tokenizer = model.audio_tokenizer, None
-    try:
-        model.save_pretrained(out_dir)
-    finally:
-        model.audio_tokenizer = attached
-    text_tokenizer.save_pretrained(out_dir)
-    higgs.save_codec(codec, out_dir / "audio_tokenizer")
-    logger.info("saved upstream torch model to %s", out_dir)
 
 
 def record_goldens(args: argparse.Namespace, model, codec, facts: dict[str, Any]) -> bool:

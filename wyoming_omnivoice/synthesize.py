@@ -25,11 +25,8 @@ import numpy as np
 
 from wyoming_omnivoice.engine import DecodeOptions, Engine, ModelError, SynthesisRequest
 from wyoming_omnivoice.errors import StartupError, one_line
-from wyoming_omnivoice.server.engine_flags import (
-    add_engine_arguments,
-    num_steps_for,
-    num_steps_problem,
-)
+from wyoming_omnivoice.server.config import num_steps_for, num_steps_problem
+from wyoming_omnivoice.server.flags import build_synthesize_parser
 
 if TYPE_CHECKING:
     from wyoming_omnivoice.voices.catalog import VoicePreset
@@ -45,49 +42,12 @@ def write_wav(path: Path, audio: np.ndarray, sample_rate: int) -> None:
         out.writeframes(pcm.tobytes())
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from wyoming_omnivoice.server.cli import default_data_dir
-
-    parser = argparse.ArgumentParser(
-        prog="python -m wyoming_omnivoice.synthesize",
-        description="Synthesize one text with OmniVoice on onnxruntime and write a WAV file.",
-    )
-    parser.add_argument("--text", help="text to speak")
-    parser.add_argument("--output", "-o", type=Path, help="WAV file to write")
-    parser.add_argument("--voice", help="a voice of the server's catalogue (see --list-voices)")
-    parser.add_argument("--list-voices", action="store_true",
-                        help="print the voices (name, languages, description) and exit")
-    parser.add_argument("--voices-file", type=Path, help="YAML file with your own presets")
-    parser.add_argument("--data-dir", type=Path, default=default_data_dir(),
-                        help="the server's data dir: voice folders, anchors, downloaded model "
-                             "(default: %(default)s)")
-    parser.add_argument("--model-dir", type=Path,
-                        help="model folder (default: the model downloaded into --data-dir)")
-    parser.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
-    parser.add_argument("--language", help="language id or name (e.g. en, English, zh)")
-    parser.add_argument("--instruct",
-                        help="voice design, e.g. 'female, young adult, british accent'")
-    parser.add_argument("--ref-audio", type=Path, help="recording to clone (WAV, FLAC, OGG)")
-    parser.add_argument("--ref-codes", type=Path, help=".npy file of reference codes [8, T]")
-    parser.add_argument("--ref-text", help="transcript of --ref-audio or --ref-codes")
-    parser.add_argument("--speed", type=float, help="speaking speed factor (1.0 = normal)")
-    parser.add_argument("--duration", type=float, help="fixed output duration in seconds")
-    parser.add_argument("--normalize-text", action=argparse.BooleanOptionalAction,
-                        default=True, help="read numbers, dates and units as words, as the "
-                                           "server does (default: on)")
-    add_engine_arguments(parser)  # --precision, --num-steps, --allow-tf32: the server's
-    parser.add_argument("--guidance-scale", type=float, default=2.0)
-    parser.add_argument("--seed", type=int, help="random seed (default: random)")
-    parser.add_argument("--debug", action="store_true")
-    return parser
-
-
 def check_args(args: argparse.Namespace) -> None:
     """Every flag checked before the model loads; StartupError naming the fix."""
     if args.text is None or args.output is None:
         raise StartupError("--text and --output are needed (or --list-voices)")
     check_output_path(args.output)
-    if (problem := num_steps_problem(args)) is not None:
+    if (problem := num_steps_problem(args.num_steps)) is not None:
         raise StartupError(problem)
     sources = [flag for flag, value in (("--voice", args.voice), ("--ref-audio", args.ref_audio),
                                         ("--ref-codes", args.ref_codes)) if value is not None]
@@ -117,7 +77,7 @@ def check_output_path(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_synthesize_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -140,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"not a known voice; available: {', '.join(catalog.names)}"))
         engine = _load_engine(args, cloning=args.ref_audio is not None
                               or (preset is not None and preset.is_cloned))
-        options = DecodeOptions(num_step=num_steps_for(args, engine.device),
+        options = DecodeOptions(num_step=num_steps_for(args.num_steps, engine.device),
                                 guidance_scale=args.guidance_scale)
         request = _build_request(args, engine, preset, options)
         started = time.perf_counter()

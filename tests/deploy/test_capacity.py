@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from types import ModuleType
 
-from conftest import REPO_ROOT
-
-
-def load_capacity() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("capacity",
-                                                  REPO_ROOT / "benchmarks" / "capacity.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["capacity"] = module
-    spec.loader.exec_module(module)
-    return module
+from benchmarks import capacity
 
 
 def bench_result(ttfa_by_clients: dict[int, list[float]], total_s: float) -> dict:
@@ -31,7 +18,6 @@ def bench_result(ttfa_by_clients: dict[int, list[float]], total_s: float) -> dic
 
 
 def test_capacity_is_the_highest_concurrency_within_the_target() -> None:
-    capacity = load_capacity()
     points = capacity.load_points(bench_result(
         {1: [0.2] * 10, 4: [0.5] * 9 + [0.9], 8: [1.5] * 10}, total_s=2.0))
     assert [p.clients for p in points] == [1, 4, 8]
@@ -41,7 +27,6 @@ def test_capacity_is_the_highest_concurrency_within_the_target() -> None:
 
 
 def test_poisson_quantile_and_replicas() -> None:
-    capacity = load_capacity()
     assert capacity.poisson_quantile(0.0, 0.99) == 0
     # P(Poisson(1) <= 3) = 0.981, <= 4: 0.996
     assert capacity.poisson_quantile(1.0, 0.99) == 4

@@ -22,7 +22,8 @@ from conftest import REPO_ROOT
 
 from wyoming_omnivoice.model.manifest import load_manifest
 from wyoming_omnivoice.server import metrics
-from wyoming_omnivoice.server.cli import build_parser
+from wyoming_omnivoice.server.config import parse_config
+from wyoming_omnivoice.server.flags import build_parser
 
 KUBERNETES_VERSION = "1.32.0"
 K8S = REPO_ROOT / "deploy" / "kubernetes"
@@ -66,8 +67,8 @@ def test_server_flags_probes_and_drain(overlay: str) -> None:
     pod = docs["Deployment"]["spec"]["template"]["spec"]
     server = server_container(docs)
     assert server["command"] == ["python", "-m", "wyoming_omnivoice"]
-    args = build_parser().parse_args(server["args"])  # every flag is a real one
-    metrics.validate_metrics_args(args)
+    args = parse_config(server["args"])  # every flag is a real one
+    metrics.parse_metrics_uri(str(args.metrics_uri))
     assert args.uri == "tcp://0.0.0.0:10200"
     assert args.device == ("cuda" if overlay == "gpu" else "cpu")
     assert args.deterministic

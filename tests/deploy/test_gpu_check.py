@@ -21,12 +21,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "benchmarks"))
+from tools.gpu import fatbin
+from tools.gpu import kit as gpu_kit
+from tools.gpu.gates import CUDA_PROVIDER, device_verdict, placement_verdict
 
-import fatbin  # noqa: E402
-import gpu_kit  # noqa: E402
-from gpu_assert import CUDA_PROVIDER, device_verdict, placement_verdict  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 TINY = REPO / "tests" / "fixtures" / "models" / "tiny"
 CPU = "CPUExecutionProvider"
@@ -35,7 +34,7 @@ CPU = "CPUExecutionProvider"
 def run_check(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "gpu_figures.py"), str(TINY), *args],
+        [sys.executable, "-m", "tools.gpu.figures", str(TINY), *args],
         capture_output=True, text=True, timeout=300, env=env, cwd=REPO)
 
 
@@ -227,7 +226,7 @@ def test_fatbin_keeps_only_the_wanted_architecture(tmp_path: Path) -> None:
 def test_call2_on_a_cold_machine_says_to_rerun_call1(tmp_path: Path) -> None:
     env = {**os.environ, "OUT": str(tmp_path / "out"), "GPU_WORK": str(tmp_path / "work"),
            "PYTHON": sys.executable}
-    done = subprocess.run(["bash", str(REPO / "benchmarks" / "gpu_check.sh"), "call2"],
+    done = subprocess.run(["bash", str(REPO / "tools" / "gpu" / "check.sh"), "call2"],
                           capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
     assert done.returncode == 3, done.stdout + done.stderr
     assert "Rerun call1, then call2" in done.stdout

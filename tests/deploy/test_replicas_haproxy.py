@@ -11,31 +11,20 @@ OMNIVOICE_REQUIRE_HAPROXY=1, so there a missing haproxy fails instead of skippin
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from conftest import REPO_ROOT, TINY_MODEL
+
+from benchmarks import replicas
 
 #: Starts server processes (or runs for seconds): not in the fast suite.
 pytestmark = pytest.mark.slow
 
 REQUESTS = 12
 CLIENTS = 6
-
-
-def load_replicas() -> ModuleType:
-    path = REPO_ROOT / "benchmarks" / "replicas.py"
-    spec = importlib.util.spec_from_file_location("replicas", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["replicas"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def need_haproxy() -> None:
@@ -47,7 +36,6 @@ def need_haproxy() -> None:
 
 
 def test_haproxy_config_renders_to_loopback_ports() -> None:
-    replicas = load_replicas()
     template = (REPO_ROOT / "deploy" / "haproxy" / "haproxy.cfg").read_text()
     assert "mode tcp" in template
     assert "tcp-check send-binary" in template
@@ -61,7 +49,6 @@ def test_haproxy_config_renders_to_loopback_ports() -> None:
 
 async def test_replicas_behind_haproxy(tmp_path: Path) -> None:
     need_haproxy()
-    replicas = load_replicas()
     server_args = ["--model-dir", str(TINY_MODEL), "--device", "cpu",
                    "--shutdown-timeout", "60"]
     async with replicas.Cluster(tmp_path, 3, server_args) as cluster:

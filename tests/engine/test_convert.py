@@ -15,12 +15,8 @@ from onnx import TensorProto
 
 from wyoming_omnivoice import DecodeOptions, Engine
 from wyoming_omnivoice.convert import main, verify
-from wyoming_omnivoice.engine.offline.fp16_calibrate import (
-    FP32_OPS,
-    Fp16Report,
-    apply_precision,
-    float_tensors,
-)
+from wyoming_omnivoice.engine.offline.fp16_calibrate import Fp16Report, apply_precision
+from wyoming_omnivoice.engine.offline.fp16_plan import FP32_OPS, float_tensors
 
 TINY = FIXTURES / "models" / "tiny"
 

@@ -10,34 +10,32 @@ from wyoming_omnivoice.engine.precision import (
     default_precision,
     resolve_precision,
 )
-from wyoming_omnivoice.server.cli import build_parser
-from wyoming_omnivoice.server.engine_flags import num_steps_for, num_steps_problem
+from wyoming_omnivoice.server.config import num_steps_problem, parse_config
+from wyoming_omnivoice.server.flags import build_parser
 
 
 def test_defaults_per_device() -> None:
-    args = build_parser().parse_args([])
-    assert args.precision == "auto" and args.num_steps is None and args.allow_tf32 is False
-    assert resolve_precision(args.precision, "cpu") == "int8"
-    assert resolve_precision(args.precision, "cuda") == "fp32"
-    assert num_steps_for(args, "cpu") == 16
-    assert num_steps_for(args, "cuda") == 32
+    config = parse_config([])
+    assert config.precision == "auto" and config.num_steps is None and not config.allow_tf32
+    assert resolve_precision(config.precision, "cpu") == "int8"
+    assert resolve_precision(config.precision, "cuda") == "fp32"
+    assert config.num_steps_on("cpu") == 16
+    assert config.num_steps_on("cuda") == 32
     assert (default_precision("cpu"), default_num_steps("cpu")) == ("int8", 16)
     assert (default_precision("cuda"), default_num_steps("cuda")) == ("fp32", 32)
 
 
 def test_the_exact_mode_is_kept_on_every_device() -> None:
-    args = build_parser().parse_args(["--precision", "fp32", "--num-steps", "32",
-                                      "--allow-tf32"])
+    config = parse_config(["--precision", "fp32", "--num-steps", "32", "--allow-tf32"])
     for device in ("cpu", "cuda"):
-        assert resolve_precision(args.precision, device) == "fp32"
-        assert num_steps_for(args, device) == 32
-    assert args.allow_tf32 is True
+        assert resolve_precision(config.precision, device) == "fp32"
+        assert config.num_steps_on(device) == 32
+    assert config.allow_tf32 is True
 
 
 @pytest.mark.parametrize("steps, ok", [(0, False), (1, True), (128, True), (129, False)])
 def test_num_steps_range(steps: int, ok: bool) -> None:
-    args = build_parser().parse_args(["--num-steps", str(steps)])
-    assert (num_steps_problem(args) is None) is ok
+    assert (num_steps_problem(parse_config(["--num-steps", str(steps)]).num_steps) is None) is ok
 
 
 def test_unknown_precision_is_refused() -> None:

@@ -3,18 +3,18 @@
 One-shot, streaming, abandoned streams and describe against a real server subprocess: every
 valid request completes with correct audio, and the server's file descriptors and threads
 do not grow over their warmed-up counts. Resident memory is checked with a looser bound than the
-full 1,000-request soak (``python benchmarks/soak.py``, within 10 %), since 60 requests are
+full 1,000-request soak (``python -m benchmarks.soak``, within 10 %), since 60 requests are
 too few for the allocators to reach their steady state.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from types import ModuleType
 
 import pytest
-from conftest import REPO_ROOT, ServerProcess, free_port, tiny_server_args
+from conftest import ServerProcess, free_port, tiny_server_args
+
+from benchmarks import soak
 
 #: Starts server processes (or runs for seconds): not in the fast suite.
 pytestmark = pytest.mark.slow
@@ -22,18 +22,8 @@ pytestmark = pytest.mark.slow
 SHORT_RSS_TOLERANCE = 0.25
 
 
-def load_soak() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("soak", REPO_ROOT / "benchmarks" / "soak.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["soak"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 async def test_short_soak(tmp_path, shared_data_dir) -> None:
-    soak = load_soak()
     port = free_port()
     # No --debug: logging every batch is not what a long-running server does.
     args = [a for a in tiny_server_args(port, shared_data_dir) if a != "--debug"]

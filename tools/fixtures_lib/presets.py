@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: Largest acceptable |ORT - torch| per preset (fp32 graphs; bigger models sum more terms).
+TOLERANCE = {"tiny": 1e-4, "mid": 2e-3, "real": 1e-2}
+
 
 @dataclass(frozen=True)
 class Preset:

@@ -7,7 +7,9 @@ byte-for-byte reproducible, so the weights equal the exported graphs' weights).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from . import higgs
@@ -15,6 +17,8 @@ from .omnivoice_model import attach_inference_helpers, build_omnivoice
 from .presets import PRESETS
 from .text_tokenizer import train_tokenizer, wrap_for_upstream
 from .weights import round_to_bfloat16_values
+
+logger = logging.getLogger("build_fixtures")
 
 #: Seed of the tokenizer's training corpus (independent of the model seed).
 TOKENIZER_SEED = 1234
@@ -44,3 +48,18 @@ def build_torch_models(preset_name: str = "tiny", seed: int = 0) -> TorchModels:
         round_to_bfloat16_values(codec)
     attach_inference_helpers(model, text_tokenizer, codec)
     return TorchModels(model, codec, tokenizer, text_tokenizer)
+
+
+def save_upstream(model, codec, text_tokenizer, out_dir: Path) -> None:
+    """Save the torch model so ``OmniVoice.from_pretrained(out_dir)`` loads the same weights."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # The codec is attached as a sub-module for inference; keep it out of the model's
+    # weights file (from_pretrained loads it from audio_tokenizer/).
+    attached, model.audio_tokenizer = model.audio_tokenizer, None
+    try:
+        model.save_pretrained(out_dir)
+    finally:
+        model.audio_tokenizer = attached
+    text_tokenizer.save_pretrained(out_dir)
+    higgs.save_codec(codec, out_dir / "audio_tokenizer")
+    logger.info("saved upstream torch model to %s", out_dir)

@@ -65,7 +65,7 @@ _PUBLIC = {
     "PROMPT_FORMAT_VERSION": "reference",
     "REQUIRED_FILES": "model_files",
     "SHORT_REPLY": "core",
-    "SynthesisRequest": "core",
+    "SynthesisRequest": "planning",
     "TOKENIZER": "model_files",
     "VARIANTS": "precision",
     "VoicePrompt": "reference",
@@ -87,7 +87,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.core import MIN_CANVAS_FRAMES as MIN_CANVAS_FRAMES
     from wyoming_omnivoice.engine.core import SHORT_REPLY as SHORT_REPLY
     from wyoming_omnivoice.engine.core import Engine as Engine
-    from wyoming_omnivoice.engine.core import SynthesisRequest as SynthesisRequest
     from wyoming_omnivoice.engine.decoder import DecodeOptions as DecodeOptions
     from wyoming_omnivoice.engine.duration import estimate_num_frames as estimate_num_frames
     from wyoming_omnivoice.engine.instruct import normalize_instruct as normalize_instruct
@@ -107,6 +106,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.model_files import TOKENIZER as TOKENIZER
     from wyoming_omnivoice.engine.model_files import ModelError as ModelError
     from wyoming_omnivoice.engine.model_files import layout_problems as layout_problems
+    from wyoming_omnivoice.engine.planning import SynthesisRequest as SynthesisRequest
     from wyoming_omnivoice.engine.precision import PRECISIONS as PRECISIONS
     from wyoming_omnivoice.engine.precision import VARIANTS as VARIANTS
     from wyoming_omnivoice.engine.precision import default_num_steps as default_num_steps

@@ -1,8 +1,9 @@
 """The :class:`Engine` facade: text in, 24 kHz speech out.
 
-Loads the four published graphs (plus our scoring graph), resolves language, instruct and
-duration like upstream ``generate``, decodes code grids in batches, splits long text into
-chunks as upstream ``_generate_chunked`` does, and runs the vocoder and post-processing.
+Loads the four published graphs (plus our scoring graph), turns requests into plans
+(language, instruct, duration and long-text chunks resolved like upstream ``generate`` and
+``_generate_chunked``: :mod:`.planning`), decodes code grids in batches, and runs the
+vocoder and post-processing.
 """
 
 from __future__ import annotations
@@ -10,37 +11,37 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from wyoming_omnivoice.engine.decoder import DecodeItem, DecodeOptions, Decoder, DecodeStats
 from wyoming_omnivoice.engine.duration import estimate_num_frames
 from wyoming_omnivoice.engine.graphs import GraphSet, load_graphs
-from wyoming_omnivoice.engine.instruct import normalize_instruct
 from wyoming_omnivoice.engine.iobinding import StepRunner
-from wyoming_omnivoice.engine.languages import resolve_language
 from wyoming_omnivoice.engine.layouts import BUCKETS, bucket_for, natural_length
 from wyoming_omnivoice.engine.model_files import ModelError, ModelPaths
 from wyoming_omnivoice.engine.offline.prepare import NotPreparable, prepare_backbone
+from wyoming_omnivoice.engine.planning import (
+    Plan,
+    SynthesisRequest,
+    chunk_plan,
+    plan_request,
+    replan,
+)
 from wyoming_omnivoice.engine.postprocess import cross_fade_chunks, post_process
 from wyoming_omnivoice.engine.precision import VARIANTS, check_precision, resolve_precision
 from wyoming_omnivoice.engine.prompt import PromptBuilder
 from wyoming_omnivoice.engine.reference import ReferenceEncoder, VoicePrompt
 from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
 from wyoming_omnivoice.engine.sessions import choose_providers
-from wyoming_omnivoice.engine.text import chunk_text_punctuation
 
 _LOGGER = logging.getLogger(__name__)
 
 SAMPLE_RATE = 24000
 FRAME_RATE = 25
 SAMPLES_PER_FRAME = SAMPLE_RATE // FRAME_RATE
-#: Upstream chunks text whose estimate exceeds 30 s into pieces of about 15 s.
-CHUNK_THRESHOLD_FRAMES = 30 * FRAME_RATE
-CHUNK_DURATION_S = 15.0
 #: Row-count buckets used with CUDA graphs (each captured graph has one fixed shape).
 ROW_BUCKETS = (1, 2, 4, 8, 16)
 #: A Home Assistant reply at the 60-character limit of a "short" reply, for warm-up.
@@ -53,36 +54,6 @@ SHORT_REPLY = "The living room lights are on and it is 21 degrees inside."
 #: post-processing (``remove_silence`` keeps 100 ms at each edge). Upstream has no
 #: minimum: 0 decodes its canvases exactly.
 MIN_CANVAS_FRAMES = 40
-
-@dataclass(frozen=True)
-class SynthesisRequest:
-    """One utterance to synthesize (see :meth:`Engine.synthesize`)."""
-
-    text: str
-    language: str | None = None
-    instruct: str | None = None
-    ref_text: str | None = None
-    ref_codes: np.ndarray | None = field(default=None, compare=False)
-    ref_rms: float | None = None
-    speed: float | None = None
-    num_frames: int | None = None
-    seed: int | None = None
-
-
-@dataclass
-class _Plan:
-    """A request resolved like upstream ``_preprocess_all``."""
-
-    text: str
-    language: str | None
-    instruct: str | None
-    ref_text: str | None
-    ref_codes: np.ndarray | None
-    ref_rms: float | None
-    num_frames: int
-    speed: float
-    rng: np.random.Generator
-
 
 class Engine:
     """OmniVoice inference on onnxruntime. Blocking and not thread-safe: one owner thread."""
@@ -238,38 +209,10 @@ class Engine:
         return self.decoder.last_stats
 
     # -- planning ----------------------------------------------------------------------
-    def _plan(self, request: SynthesisRequest, rng: np.random.Generator | None = None) -> _Plan:
-        if not isinstance(request, SynthesisRequest):
-            raise TypeError(f"requests must be SynthesisRequest, not {type(request).__name__}")
-        if not isinstance(request.text, str):
-            raise ValueError("text must be a string")
-        language = resolve_language(request.language)
-        instruct = normalize_instruct(request.instruct, request.text) \
-            if request.instruct is not None else None
-        ref_codes = _check_ref_codes(request.ref_codes)
-        ref_text = request.ref_text if ref_codes is not None else None
-        if ref_codes is not None and not ref_text:
-            raise ValueError("ref_codes need their transcript in ref_text")
-        ref_len = int(ref_codes.shape[1]) if ref_codes is not None else None
-        speed = 1.0 if request.speed is None else float(request.speed)
-        if not 0.0 < speed <= 10.0:
-            raise ValueError(f"speed must be in (0, 10], not {request.speed}")
-        if request.num_frames is not None:
-            frames = int(request.num_frames)
-            if frames < 1:
-                raise ValueError(f"num_frames must be at least 1, not {request.num_frames}")
-            estimate = estimate_num_frames(request.text, ref_text, ref_len, 1.0)
-            speed = estimate / frames
-        else:
-            frames = estimate_num_frames(request.text, ref_text, ref_len, speed)
-        return _Plan(
-            text=request.text, language=language, instruct=instruct, ref_text=ref_text,
-            ref_codes=ref_codes, ref_rms=request.ref_rms,
-            num_frames=max(frames, self.min_canvas_frames), speed=speed,
-            rng=rng if rng is not None else np.random.default_rng(request.seed),
-        )
+    def _plan(self, request: SynthesisRequest, rng: np.random.Generator | None = None) -> Plan:
+        return self._at_least_minimum(plan_request(request, rng))
 
-    def _decode(self, plans: Sequence[_Plan], options: DecodeOptions) -> list[np.ndarray]:
+    def _decode(self, plans: Sequence[Plan], options: DecodeOptions) -> list[np.ndarray]:
         items = [
             DecodeItem(
                 prompt=self.prompts.build(
@@ -352,8 +295,8 @@ class Engine:
                 plan = chunked[i][round_index]
                 if round_index > 0 and plans[i].ref_codes is None:
                     # Upstream: later chunks of an uncloned text clone chunk 0's voice.
-                    plan = self._replan(plan, ref_codes=codes[i][0],
-                                        ref_text=chunked[i][0].text)
+                    plan = self._at_least_minimum(
+                        replan(plan, ref_codes=codes[i][0], ref_text=chunked[i][0].text))
                 round_plans.append(plan)
             for i, result in zip(members, self._decode(round_plans, options), strict=True):
                 codes[i].append(result)
@@ -385,38 +328,21 @@ class Engine:
         return encoder.encode(wav, sample_rate, ref_text)
 
     # -- helpers -------------------------------------------------------------------------
-    def _chunk_plans(self, plan: _Plan) -> list[_Plan]:
-        if plan.num_frames <= CHUNK_THRESHOLD_FRAMES or not plan.text:
-            return [plan]
-        frames_per_char = plan.num_frames / len(plan.text)
-        chunk_len = int(CHUNK_DURATION_S * FRAME_RATE / frames_per_char)
-        pieces = chunk_text_punctuation(plan.text, chunk_len, 3)
-        if not pieces:
-            return [plan]
-        _LOGGER.debug("Long text split into %d chunks", len(pieces))
-        return [self._replan(plan, text=piece) for piece in pieces]
+    def _chunk_plans(self, plan: Plan) -> list[Plan]:
+        chunks = chunk_plan(plan)
+        if len(chunks) > 1:
+            _LOGGER.debug("Long text split into %d chunks", len(chunks))
+            chunks = [self._at_least_minimum(chunk) for chunk in chunks]
+        return chunks
 
-    def _replan(self, plan: _Plan, **changes: Any) -> _Plan:
-        """``plan`` with other text or reference; the frame count is estimated again."""
-        changed = replace(plan, **changes)
-        ref_len = int(changed.ref_codes.shape[1]) if changed.ref_codes is not None else None
-        return replace(changed, num_frames=max(self.min_canvas_frames, estimate_num_frames(
-            changed.text, changed.ref_text, ref_len, plan.speed)))
+    def _at_least_minimum(self, plan: Plan) -> Plan:
+        """``plan`` on at least the minimum canvas (:data:`MIN_CANVAS_FRAMES`)."""
+        if plan.num_frames >= self.min_canvas_frames:
+            return plan
+        return replace(plan, num_frames=self.min_canvas_frames)
 
     def _render(self, chunks: list[np.ndarray], ref_rms: float | None) -> np.ndarray:
         audio = [self.decode_audio(c) for c in chunks]
         joined = audio[0] if len(audio) == 1 else cross_fade_chunks(audio, SAMPLE_RATE)
         return post_process(joined, ref_rms)
 
-
-def _check_ref_codes(ref_codes: Any) -> np.ndarray | None:
-    if ref_codes is None:
-        return None
-    codes = np.asarray(ref_codes)
-    if codes.ndim != 2 or codes.shape[0] != NUM_CODEBOOKS or codes.shape[1] < 1:
-        raise ValueError(f"ref_codes must have shape [8, T_ref], not {list(codes.shape)}")
-    if not np.issubdtype(codes.dtype, np.integer):
-        raise ValueError("ref_codes must be integers")
-    if codes.min() < 0 or codes.max() >= MASK_ID:
-        raise ValueError("ref_codes must be in 0..1023")
-    return codes.astype(np.int64)

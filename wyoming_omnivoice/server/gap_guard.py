@@ -66,11 +66,3 @@ def max_gap_seconds(value: str) -> float:
         raise argparse.ArgumentTypeError(
             f"{value}: use 0 (off) or {MIN_MAX_GAP_S} to 60 seconds")
     return seconds
-
-
-def add_gap_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-gap", type=max_gap_seconds, default=DEFAULT_MAX_GAP_S, metavar="SECONDS",
-        help="longest a client waits with nothing to play: while a piece of a reply is "
-             "still decoding, short silences are sent inside the audio cycle (satellites "
-             f"drop or wedge after 5 s); 0 turns this off (default: {DEFAULT_MAX_GAP_S:g})")

@@ -22,7 +22,6 @@ What is measured, and where it comes from (the server's hooks are one line each)
 
 from __future__ import annotations
 
-import argparse
 import functools
 import logging
 import time
@@ -56,19 +55,6 @@ BATCH_BUCKETS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 #: Request outcomes (label ``outcome``): ``ok``, ``error`` (an ``error`` event was sent;
 #: ``code`` says which), ``disconnected`` (the client left before the ending).
 OK, ERROR, DISCONNECTED = "ok", "error", "disconnected"
-
-
-def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
-    """The metrics and scaling flags (called from :func:`.cli.build_parser`)."""
-    parser.add_argument("--metrics-uri", default=None, metavar="http://HOST:PORT",
-                        help="serve Prometheus metrics on this HTTP address, e.g. "
-                             "http://0.0.0.0:9464 (path /metrics; default: off)")
-    parser.add_argument("--deterministic", action="store_true",
-                        help="same request, same audio: each request's random seed comes "
-                             "from its voice and text, so every replica answers alike")
-    parser.add_argument("--download-only", action="store_true",
-                        help="download and verify the model into --data-dir, then exit "
-                             "(an init step that fills a shared model volume)")
 
 
 def parse_metrics_uri(uri: str) -> tuple[str, int]:
@@ -316,19 +302,13 @@ class GpuMemoryCollector:
         return [used, total]
 
 
-def validate_metrics_args(args: argparse.Namespace) -> None:
-    """Check the flags of :func:`add_metrics_arguments` (called from ``validate_args``)."""
-    if args.metrics_uri is not None:
-        parse_metrics_uri(args.metrics_uri)
-
-
-def start_metrics(args: argparse.Namespace, engine: Engine, gauges: Gauges,
+def start_metrics(uri: str | None, engine: Engine, gauges: Gauges,
                   worker: InferenceWorker, num_steps: int) -> NoMetrics:
     """Serve the metrics when ``--metrics-uri`` is given (hooking the worker); else no-ops.
 
     The info metric shows what runs: the engine's backbone variant (``--precision auto``
     resolved) and the steps in use (``--num-steps`` or the device's default)."""
-    if args.metrics_uri is None:
+    if uri is None:
         return NoMetrics()
     from wyoming_omnivoice import __version__
 
@@ -339,5 +319,5 @@ def start_metrics(args: argparse.Namespace, engine: Engine, gauges: Gauges,
         fingerprint=engine.fingerprint, version=__version__,
         num_steps=num_steps)
     worker.on_batch = metrics.batch_done
-    metrics.serve(args.metrics_uri)
+    metrics.serve(uri)
     return metrics

@@ -8,12 +8,12 @@ server stops with exit code 1 (the container restarts it).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
 import signal
 from functools import partial
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from wyoming.server import AsyncServer, AsyncStdioServer
@@ -22,6 +22,9 @@ from wyoming_omnivoice.server.context import WyomingContext
 from wyoming_omnivoice.server.errors import StartupError
 from wyoming_omnivoice.server.handler import OmniVoiceEventHandler
 from wyoming_omnivoice.server.listen_address import listen_error_message
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice.server.config import Config
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
@@ -48,9 +51,9 @@ def stop_listening(server: AsyncServer) -> None:
         listener.close()
 
 
-async def serve(args: argparse.Namespace, context: WyomingContext) -> int:
+async def serve(config: Config, context: WyomingContext) -> int:
     """Serve until a signal (exit 0) or the worker's death (exit 1)."""
-    server = AsyncServer.from_uri(args.uri)
+    server = AsyncServer.from_uri(config.uri)
     factory = partial(OmniVoiceEventHandler, context=context)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -72,9 +75,9 @@ async def serve(args: argparse.Namespace, context: WyomingContext) -> int:
     try:
         await server.start(factory)
     except OSError as err:  # taken since the check before the model loaded
-        raise StartupError(listen_error_message(args.uri, err)) from None
-    if args.zeroconf is not None:
-        await _start_zeroconf(args)
+        raise StartupError(listen_error_message(config.uri, err)) from None
+    if config.zeroconf is not None:
+        await _start_zeroconf(config)
     signals = 0
 
     def on_signal(signum: int) -> None:
@@ -90,12 +93,12 @@ async def serve(args: argparse.Namespace, context: WyomingContext) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, on_signal, sig)
-    _LOGGER.info("Ready: listening on %s with %d voice(s), default %r, %s", args.uri,
+    _LOGGER.info("Ready: listening on %s with %d voice(s), default %r, %s", config.uri,
                  len(context.service.catalog), context.service.settings.default_voice,
                  "streaming" if context.settings.streaming else "no streaming")
     await stop.wait()
     _LOGGER.info("Stopping")
-    await drain(server, context, args.shutdown_timeout, drained)
+    await drain(server, context, config.shutdown_timeout, drained)
     await server.stop()
     await _wait_closed(context, 2.0)
     return exit_code
@@ -133,16 +136,18 @@ async def drain(server: AsyncServer, context: WyomingContext, timeout: float,
                         service.active, timeout)
 
 
-async def _start_zeroconf(args: argparse.Namespace) -> None:
+async def _start_zeroconf(config: Config) -> None:
     try:
         from wyoming.zeroconf import HomeAssistantZeroconf
     except ImportError:
         raise StartupError(
             "--zeroconf needs the zeroconf package: pip install 'wyoming-omnivoice[zeroconf]'"
         ) from None
-    uri = urlparse(args.uri)
-    announcer = HomeAssistantZeroconf(port=uri.port, name=args.zeroconf,
+    uri = urlparse(config.uri)
+    if uri.port is None or config.zeroconf is None:  # validate() makes both sure
+        raise StartupError("--zeroconf needs a tcp://HOST:PORT URI")
+    announcer = HomeAssistantZeroconf(port=uri.port, name=config.zeroconf,
                                       host=zeroconf_host(uri.hostname))
     await announcer.register_server()
-    _LOGGER.info("Announced over zeroconf as %r at %s:%s", args.zeroconf, announcer.host,
+    _LOGGER.info("Announced over zeroconf as %r at %s:%s", config.zeroconf, announcer.host,
                  uri.port)

@@ -7,7 +7,6 @@ is not the default costs only itself: one error line, and it is not served.
 
 from __future__ import annotations
 
-import argparse
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ from wyoming_omnivoice.voices.gather import gather_voices
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import Engine
+    from wyoming_omnivoice.server.config import Config
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
@@ -27,18 +27,18 @@ _CPU_FALLBACK = ("Loading the model on the GPU failed: %s. --device auto: FALLIN
                  "to silence this.")
 
 
-def load_catalog(args: argparse.Namespace) -> tuple[VoiceCatalog, set[str]]:
+def load_catalog(config: Config) -> tuple[VoiceCatalog, set[str]]:
     """Built-in presets, folder voices under <data-dir>/voices, then --voices-file.
 
     Returns the catalog and the names of the voice folders that were skipped (each logged
     once). StartupError when the default voice (--voice) is missing or broken.
     """
-    catalog, problems, folder_problems = gather_voices(args.data_dir, args.voices_file)
+    catalog, problems, folder_problems = gather_voices(config.data_path, config.voices_file)
     for problem in problems:
-        if problem.name != args.voice:  # the default's own problem is the start-up error
+        if problem.name != config.voice:  # the default's own problem is the start-up error
             _LOGGER.error("Voice skipped: %s", one_line(problem.message))
-    if args.voice not in catalog:
-        raise StartupError(_default_voice_problem(args.voice, catalog, problems))
+    if config.voice not in catalog:
+        raise StartupError(_default_voice_problem(config.voice, catalog, problems))
     return catalog, {folder.name for folder in folder_problems}
 
 
@@ -53,18 +53,18 @@ def _default_voice_problem(voice: str, catalog: VoiceCatalog,
     return message
 
 
-def resolve_model_dir(args: argparse.Namespace, include_cloning: bool) -> Path:
+def resolve_model_dir(config: Config, include_cloning: bool) -> Path:
     """--model-dir checked as is, or the model downloaded and verified into --data-dir."""
     from wyoming_omnivoice.engine import ModelError
     from wyoming_omnivoice.model import download
 
     try:
-        if args.model_dir is not None:
-            download.check_model_dir(args.model_dir, include_cloning=include_cloning)
-            path: Path = args.model_dir
+        if config.model_dir is not None:
+            download.check_model_dir(config.model_dir, include_cloning=include_cloning)
+            path: Path = config.model_dir
             return path
-        return download.ensure_model(args.data_dir, include_cloning=include_cloning,
-                                     manifest=args.manifest)
+        return download.ensure_model(config.data_path, include_cloning=include_cloning,
+                                     manifest=config.manifest)
     except ModelError as err:
         raise StartupError(str(err)) from None
 

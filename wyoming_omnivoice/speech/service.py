@@ -30,6 +30,7 @@ and the worker.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -58,7 +59,7 @@ from wyoming_omnivoice.text.sentences import SentenceSplitter
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 
 if TYPE_CHECKING:
-    from wyoming_omnivoice.engine import Engine
+    from wyoming_omnivoice.engine import Engine, SynthesisRequest
     from wyoming_omnivoice.voices.watch import NewVoice
 
 _LOGGER = logging.getLogger(__name__)
@@ -72,6 +73,26 @@ class VoiceWish:
 
     name: str | None = None
     language: str | None = None
+
+
+@dataclass(frozen=True)
+class Override:
+    """What a caller sets beyond the voice (the studio's takes, a fixed seed): a reference
+    that replaces the voice's anchor or clone prompt, and the decode's seed."""
+
+    ref_codes: Any = None
+    ref_text: str | None = None
+    ref_rms: float | None = None
+    seed: int | None = None
+
+    def apply(self, request: SynthesisRequest) -> SynthesisRequest:
+        changes: dict[str, Any] = {}
+        if self.ref_codes is not None:
+            changes.update(ref_codes=self.ref_codes, ref_text=self.ref_text,
+                           ref_rms=self.ref_rms)
+        if self.seed is not None:
+            changes["seed"] = self.seed
+        return dataclasses.replace(request, **changes) if changes else request
 
 
 @dataclass(frozen=True)
@@ -137,6 +158,12 @@ class SpeechService:
             prompts[voice.preset.name] = voice.prompt
         self._catalog = self._catalog.merged(voice.preset for voice in found)
 
+    def remove_voice(self, name: str) -> None:
+        """A voice leaves the catalogue (never the default voice)."""
+        if name == self.settings.default_voice:
+            raise ValueError(f"{name!r} is the default voice (--voice); it cannot be removed")
+        self._catalog = VoiceCatalog(p for p in self._catalog if p.name != name)
+
     def look_for_voices(self) -> None:
         """Give the voice-folder watcher a chance to find new voices (never blocks)."""
         if self._look_for_voices is None:
@@ -183,17 +210,19 @@ class SpeechService:
     # ---- requests --------------------------------------------------------------------
 
     def admit(self, voice: VoicePreset, *, ssml: bool = False, streamed: bool = False,
-              clock: PlayClock | None = None) -> Speech:
+              override: Override | None = None, clock: PlayClock | None = None) -> Speech:
         """A slot for one request, or ``busy``. ``clock``: when its client runs out of
         audio (kept by the protocol side as it sends audio); with it, later pieces are
         paced to decode before then, without it they are as long as allowed."""
-        speech = Speech(self, voice, ssml=ssml, streamed=streamed, clock=clock)
+        speech = Speech(self, voice, ssml=ssml, streamed=streamed, override=override,
+                        clock=clock)
         if not self.slots.try_acquire(speech):
             raise RequestError(f"Server busy: {self.slots.limit} requests in progress "
                                "(--max-concurrent); try again shortly", BUSY)
         return speech
 
-    async def synthesize(self, text: str, voice: VoicePreset, *, ssml: bool = False) -> Audio:
+    async def synthesize(self, text: str, voice: VoicePreset, *, ssml: bool = False,
+                         override: Override | None = None) -> Audio:
         """The whole text as one float32 array (a preview, an HTTP request): the same
         admission, text preparation, worker and batching as a Wyoming one-shot request."""
         self.check_open()
@@ -201,7 +230,7 @@ class SpeechService:
         pieces = await self.prepare_one_shot(text, ssml=ssml)
         if not pieces:
             return np.zeros(0, dtype=np.float32)
-        speech = self.admit(voice, ssml=ssml)
+        speech = self.admit(voice, ssml=ssml, override=override)
         try:
             said = [piece for text in pieces for piece in speech.say_sentence(text)]
             audio = [await piece.audio() for piece in said]
@@ -231,6 +260,8 @@ class SpeechService:
             text, predicted = speech.plan(piece)
             # Normalisation is text work of unknown cost: off the event loop.
             request = await self.text.run(self._make_request, speech.voice, text)
+            if speech.override is not None:
+                request = speech.override.apply(request)
             if not speech.active:
                 raise asyncio.CancelledError
             job = self.worker.submit(request)
@@ -276,7 +307,8 @@ class Speech:
     """One admitted request (a one-shot text or a stream): its pieces, in order."""
 
     def __init__(self, service: SpeechService, voice: VoicePreset, *, ssml: bool,
-                 streamed: bool, clock: PlayClock | None = None) -> None:
+                 streamed: bool, override: Override | None = None,
+                 clock: PlayClock | None = None) -> None:
         self._service = service
         #: When the client runs out of audio (None: not paced, e.g. a whole-text request).
         self.clock = clock
@@ -285,6 +317,7 @@ class Speech:
         #: Pieces handed over but not yet planned, in order.
         self._waiting: list[AudioPiece] = []
         self.voice = voice
+        self.override = override
         self.ssml = ssml
         self.streamed = streamed
         #: Characters received so far (streams are bounded by --max-text-length too).
@@ -405,5 +438,5 @@ class Speech:
             self._service.slots.release(self)
 
 
-__all__ = ["AudioPiece", "RequestBuilder", "Speech", "SpeechService", "SpeechSettings",
-           "VoiceWish"]
+__all__ = ["AudioPiece", "Override", "RequestBuilder", "Speech", "SpeechService",
+           "SpeechSettings", "VoiceWish"]

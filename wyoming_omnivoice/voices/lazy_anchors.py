@@ -51,15 +51,6 @@ def preload_languages(value: str) -> tuple[str, ...]:
     return tuple(languages)
 
 
-def add_language_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--preload-languages", type=preload_languages, default=DEFAULT_PRELOAD,
-        metavar="LANGS",
-        help="build the voice anchors of these languages before the server is ready "
-             "(comma-separated ids such as en,de, 'all' or 'none'); other voices get theirs "
-             "on first use (tens of seconds on a CPU) (default: en)")
-
-
 def preloaded(preset: VoicePreset, languages: Iterable[str], default: str) -> bool:
     """Whether the anchor of ``preset`` is built before the server is ready."""
     wanted = tuple(languages)

@@ -8,20 +8,12 @@ name, languages, description. Voices that would be skipped are listed after, wit
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import TextIO
 
 from wyoming_omnivoice.errors import one_line
 from wyoming_omnivoice.voices.gather import gather_voices
-
-
-def add_list_voices_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--list-voices", action="store_true",
-                        help="print the voices (name, languages, description) from the "
-                             "built-in presets, --voices-file and the data dir's voice "
-                             "folders, then exit; the model is not loaded")
 
 
 def list_voices(data_dir: Path, voices_file: Path | None, default: str | None = None,

@@ -10,7 +10,7 @@ NaN or zeros, and the backbone returns garbage with no error. So the pass measur
    ``Cast`` are fp32; every other op follows its float data inputs (fp32 when any of them is
    fp32). The residual stream (an ``Add`` of an fp32 input and a projection) therefore stays
    fp32, and the fp16 region is the projections, the attention products and the gated MLP.
-   Graph inputs and outputs stay fp32.
+   Graph inputs and outputs stay fp32. (:mod:`.fp16_plan`.)
 2. **Calibrate.** The fp32 graph runs on onnxruntime's CPU provider on the calibration feeds
    and the largest absolute value of every float tensor a candidate node reads or writes
    is recorded (:mod:`.fp16_ranges`: scalar probes, memory of one forward). Constant inputs
@@ -35,19 +35,28 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, external_data_helper, helper, numpy_helper
+from onnx import external_data_helper, helper, numpy_helper
 
+from wyoming_omnivoice.engine.offline.fp16_plan import (
+    FLOAT,
+    HALF,
+    checked_tensors,
+    constant_names,
+    float_tensors,
+    mask_inputs,
+    name_nodes,
+    plan_precision,
+)
 from wyoming_omnivoice.engine.offline.fp16_ranges import (
     add_missing_domains,
     measure_ranges,
     on_disk,
-    skeleton,
 )
 
 _LOGGER = logging.getLogger(__name__)
@@ -55,38 +64,6 @@ _LOGGER = logging.getLogger(__name__)
 FP16_MAX = float(np.finfo(np.float16).max)
 #: Default fraction of fp16's range a calibrated activation may reach (4x headroom).
 DEFAULT_MARGIN = 0.25
-
-#: Ops computed in fp16 when calibration allows (float inputs cast down, weights fp16).
-FP16_OPS = frozenset({
-    "MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum", "FusedMatMul",
-    "MultiHeadAttention", "GroupQueryAttention", "Attention",
-})
-#: Ops always computed in fp32: normalisation, softmax and transcendental ops.
-FP32_OPS = frozenset({
-    "Pow", "ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2", "Sqrt", "Reciprocal",
-    "Softmax", "LogSoftmax", "LayerNormalization", "SimplifiedLayerNormalization",
-    "SkipSimplifiedLayerNormalization", "SkipLayerNormalization", "RMSNormalization",
-    "Range", "Cos", "Sin", "Exp", "Log", "CumSum", "Erf", "Cast",
-})
-#: Inputs that are additive attention biases (masks), by (domain, op): clipped to +-65504,
-#: not range-checked ("" is the ONNX domain's ``Attention``, opset 23).
-MASK_INPUTS = {("com.microsoft", "MultiHeadAttention"): frozenset({5}),
-               ("com.microsoft", "Attention"): frozenset({5}),
-               ("", "Attention"): frozenset({3})}
-
-
-def _mask_inputs(node: onnx.NodeProto) -> frozenset[int]:
-    domain = "" if node.domain in ("", "ai.onnx") else node.domain
-    return MASK_INPUTS.get((domain, node.op_type), frozenset())
-
-_FLOAT = TensorProto.FLOAT
-_HALF = TensorProto.FLOAT16
-#: Ops whose outputs are not float whatever their inputs (type fallback when ONNX shape
-#: inference cannot type a graph).
-_BOOL_OPS = frozenset({"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not",
-                       "And", "Or", "Xor", "IsNaN", "IsInf"})
-_INT_OPS = frozenset({"Shape", "Size", "ArgMax", "ArgMin", "NonZero"})
-
 
 @dataclass(frozen=True)
 class KeptNode:
@@ -139,91 +116,6 @@ class Fp16Report:
         return "\n".join(lines)
 
 
-# -- plan ----------------------------------------------------------------------------------
-def _name_nodes(model: onnx.ModelProto) -> None:
-    seen: set[str] = set()
-    for index, node in enumerate(model.graph.node):
-        if not node.name or node.name in seen:
-            node.name = f"{node.op_type}_{index}"
-        seen.add(node.name)
-
-
-def float_tensors(model: onnx.ModelProto) -> set[str]:
-    """Names of every fp32 tensor (inputs, weights, intermediate values).
-
-    ONNX shape inference types the standard ops; outputs it cannot type (contrib ops such
-    as ``SimplifiedLayerNormalization`` or ``MultiHeadAttention``) take the type of their
-    first typed input, which is what those float ops do.
-    """
-    typed = skeleton(model)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(typed, strict_mode=False)
-    except (onnx.shape_inference.InferenceError, ValueError) as err:
-        _LOGGER.warning("ONNX shape inference failed (%s); typing the graph by propagation",
-                        err)
-        inferred = typed
-    types: dict[str, int] = {}
-    for info in (list(inferred.graph.value_info) + list(inferred.graph.input)
-                 + list(inferred.graph.output)):
-        if info.type.tensor_type.elem_type:
-            types[info.name] = info.type.tensor_type.elem_type
-    for init in model.graph.initializer:
-        types[init.name] = init.data_type
-    for node in model.graph.node:
-        if node.op_type == "Constant":
-            for attr in node.attribute:
-                if attr.name == "value":
-                    types[node.output[0]] = attr.t.data_type
-        elif node.op_type == "Cast":
-            types[node.output[0]] = next(a.i for a in node.attribute if a.name == "to")
-        known = [types[n] for n in node.input if n in types]
-        fallback = (TensorProto.BOOL if node.op_type in _BOOL_OPS else TensorProto.INT64
-                    if node.op_type in _INT_OPS else known[0] if known else None)
-        for position, out in enumerate(node.output):
-            if out and out not in types and fallback is not None:
-                indices = node.op_type == "TopK" and position == 1
-                types[out] = TensorProto.INT64 if indices else fallback
-    return {name for name, kind in types.items() if kind == _FLOAT}
-
-
-def _constant_names(model: onnx.ModelProto) -> set[str]:
-    names = {init.name for init in model.graph.initializer}
-    names |= {n.output[0] for n in model.graph.node if n.op_type == "Constant"}
-    return names
-
-
-def plan_precision(model: onnx.ModelProto, floats: set[str],
-                   keep_fp32: Iterable[str] = ()) -> dict[str, int]:
-    """Precision of every non-Constant node by name, nodes in ``keep_fp32`` forced fp32."""
-    forced = set(keep_fp32)
-    constants = _constant_names(model)
-    produced: dict[str, int] = {}
-    plan: dict[str, int] = {}
-    for node in model.graph.node:
-        if node.op_type == "Constant":
-            continue
-        if node.name in forced or node.op_type in FP32_OPS:
-            precision = _FLOAT
-        elif node.op_type in FP16_OPS:
-            precision = _HALF
-        else:
-            kinds = {produced.get(n, _FLOAT) for n in node.input
-                     if n and n in floats and n not in constants}
-            precision = _HALF if kinds == {_HALF} else _FLOAT
-        plan[node.name] = precision
-        for out in node.output:
-            if out in floats:
-                produced[out] = precision
-    return plan
-
-
-def _checked_tensors(node: onnx.NodeProto, floats: set[str]) -> list[str]:
-    """The float tensors of ``node`` whose range decides whether it may run in fp16."""
-    masks = _mask_inputs(node)
-    inputs = [n for i, n in enumerate(node.input) if n and n in floats and i not in masks]
-    return list(dict.fromkeys(inputs + [n for n in node.output if n and n in floats]))
-
-
 # -- rewrite -------------------------------------------------------------------------------
 def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set[str],
                     report: Fp16Report, *, data_dir: Path | None = None) -> onnx.ModelProto:
@@ -240,10 +132,10 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
 
     converted: set[str] = set()
     for name, init in constants.items():
-        if init.data_type != _FLOAT:
+        if init.data_type != FLOAT:
             continue
         users = consumers.get(name, set())
-        if users and all(plan.get(u) == _HALF for u in users) and name not in graph_outputs:
+        if users and all(plan.get(u) == HALF for u in users) and name not in graph_outputs:
             array = np.clip(numpy_helper.to_array(init, str(data_dir or "")), -FP16_MAX,
                             FP16_MAX).astype(np.float16)
             init.CopyFrom(numpy_helper.from_array(array, name))
@@ -252,10 +144,10 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
             report.fp32_weights += 1
     report.fp16_weights = len(converted)
 
-    value_type: dict[str, int] = {i.name: _FLOAT for i in graph.input}
+    value_type: dict[str, int] = {i.name: FLOAT for i in graph.input}
     for name in constants:
         if name in floats:
-            value_type[name] = _HALF if name in converted else _FLOAT
+            value_type[name] = HALF if name in converted else FLOAT
     new_nodes: list[onnx.NodeProto] = []
     cast_cache: dict[tuple[str, int], str] = {}
 
@@ -271,7 +163,7 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
                 source = f"{name}_fp16clip"
                 new_nodes.append(helper.make_node("Clip", [name, low, high], [source],
                                                   name=f"{source}_node"))
-            out = f"{name}{'_fp16' if to == _HALF else '_fp32'}_cast"
+            out = f"{name}{'_fp16' if to == HALF else '_fp32'}_cast"
             new_nodes.append(helper.make_node("Cast", [source], [out], to=to,
                                               name=f"{out}_node"))
             cast_cache[key] = out
@@ -283,19 +175,19 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
             new_nodes.append(node)
             for out in node.output:
                 if out in floats:
-                    value_type[out] = _FLOAT
+                    value_type[out] = FLOAT
             continue
         precision = plan[node.name]
         if node.op_type == "Cast":
             new_nodes.append(node)
             to = next(a.i for a in node.attribute if a.name == "to")
-            if to in (_FLOAT, _HALF):
+            if to in (FLOAT, HALF):
                 value_type[node.output[0]] = to
             report.fp32_nodes += 1
             continue
-        report.fp16_nodes += precision == _HALF
-        report.fp32_nodes += precision == _FLOAT
-        masks = _mask_inputs(node) if precision == _HALF else frozenset()
+        report.fp16_nodes += precision == HALF
+        report.fp32_nodes += precision == FLOAT
+        masks = mask_inputs(node) if precision == HALF else frozenset()
         for position, name in enumerate(node.input):
             have = value_type.get(name)
             if name and have is not None and have != precision:
@@ -306,13 +198,13 @@ def apply_precision(model: onnx.ModelProto, plan: Mapping[str, int], floats: set
                 value_type[out] = precision
 
     # Graph outputs stay fp32: rename an fp16 producer's output and cast back.
-    renames = {o.name: f"{o.name}_fp16" for o in graph.output if value_type.get(o.name) == _HALF}
+    renames = {o.name: f"{o.name}_fp16" for o in graph.output if value_type.get(o.name) == HALF}
     if renames:
         for node in new_nodes:
             node.output[:] = [renames.get(n, n) for n in node.output]
             node.input[:] = [renames.get(n, n) for n in node.input]
         for original, half in renames.items():
-            new_nodes.append(helper.make_node("Cast", [half], [original], to=_FLOAT,
+            new_nodes.append(helper.make_node("Cast", [half], [original], to=FLOAT,
                                               name=f"{original}_output_cast"))
             report.casts += 1
     del graph.node[:]
@@ -355,25 +247,25 @@ def convert_to_fp16(model: onnx.ModelProto,
                              f"(the graph takes {sorted(needed)})")
     calibration_feeds = [{k: v for k, v in f.items() if k in needed} for f in calibration_feeds]
     start = time.perf_counter()
-    _name_nodes(model)
+    name_nodes(model)
     add_missing_domains(model)
     floats = float_tensors(model)
     limit = margin * FP16_MAX
     plan = plan_precision(model, floats)
-    candidates = [n for n in model.graph.node if plan.get(n.name) == _HALF]
-    checked = {n.name: _checked_tensors(n, floats) for n in candidates}
+    candidates = [n for n in model.graph.node if plan.get(n.name) == HALF]
+    checked = {n.name: checked_tensors(n, floats) for n in candidates}
     tensors = list(dict.fromkeys(t for names in checked.values() for t in names))
     _LOGGER.info("fp16 calibration: %d tensors of %d candidate nodes on %d feeds",
                  len(tensors), len(candidates), len(calibration_feeds))
     ranges = measure_ranges(model, tensors, calibration_feeds, data_dir=data_dir)
-    kept = _over_limit(candidates, checked, ranges, limit, _constant_names(model))
+    kept = _over_limit(candidates, checked, ranges, limit, constant_names(model))
     plan = plan_precision(model, floats, (k.name for k in kept))
     report = Fp16Report(
         candidates=len(candidates), limit=limit, calibration_feeds=len(calibration_feeds),
         tensors_checked=len(tensors), kept=kept,
     )
     report.fp16_max_abs = max(
-        (ranges[t][0] for n in candidates if plan[n.name] == _HALF for t in checked[n.name]),
+        (ranges[t][0] for n in candidates if plan[n.name] == HALF for t in checked[n.name]),
         default=0.0)
     apply_precision(model, plan, floats, report, data_dir=data_dir)
     report.seconds = time.perf_counter() - start
@@ -406,7 +298,7 @@ def _over_limit(candidates: Sequence[onnx.NodeProto], checked: Mapping[str, list
 
 def naive_fp16(model: onnx.ModelProto) -> tuple[onnx.ModelProto, Fp16Report]:
     """The same plan with no calibration: every candidate fp16 (tests show why not)."""
-    _name_nodes(model)
+    name_nodes(model)
     floats = float_tensors(model)
     report = Fp16Report()
     apply_precision(model, plan_precision(model, floats), floats, report)

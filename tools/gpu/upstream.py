@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Upstream OmniVoice in PyTorch on the same random weights: the GPU check's side by side.
 
-    python benchmarks/gpu_upstream.py MODEL_DIR --device cuda --json OUT.json
+    python -m tools.gpu.upstream MODEL_DIR --device cuda --json OUT.json
 
 ``MODEL_DIR/upstream`` is the torch model saved by ``tools/build_fixtures.py`` (same weights
-as the ONNX graphs). Measures what ``gpu_figures.py`` measures for our engine: backbone
+as the ONNX graphs). Measures what ``figures.py`` measures for our engine: backbone
 forward ms at 96/150/300 positions, first audio of the short reply (``generate``, p50/p95),
 single-stream RTF, aggregate RTF of 8 requests in one ``_generate_iterative`` batch. It
 runs in its own process (call 1 of the check), so torch and onnxruntime never share a GPU
@@ -21,14 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from bench_engine import Upstream  # noqa: E402
-from gpu_figures import BATCH_TEXTS, POSITIONS, SHORT, percentile  # noqa: E402
-
-from wyoming_omnivoice import DecodeOptions  # noqa: E402
+from benchmarks.bench_engine import Upstream
+from tools.gpu.figures import BATCH_TEXTS, POSITIONS, SHORT, percentile
+from wyoming_omnivoice import DecodeOptions
 
 SAMPLE_RATE = 24000
 

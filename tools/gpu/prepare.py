@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prepare the backbone variants the GPU check loads, on the CPU, before any GPU minute.
 
-    python benchmarks/gpu_prepare.py MODEL_DIR [--variants fp32,fp16]
+    python -m tools.gpu.prepare MODEL_DIR [--variants fp32,fp16]
 
 With the engine's preparation (``wyoming_omnivoice.engine.offline.prepare``) each variant is made
 beside the model as the server would at first start; an engine without it gets
@@ -16,9 +16,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 
 def main(argv: list[str] | None = None) -> int:

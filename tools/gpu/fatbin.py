@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Keep only the GPU code for the wanted architectures in a shared library's CUDA fat binaries.
 
-    python benchmarks/fatbin.py IN.so OUT.so [--keep 90]      # prints what it kept and dropped
+    python -m tools.gpu.fatbin IN.so OUT.so [--keep 90]      # prints what it kept and dropped
 
 A CUDA library carries its kernels in the ELF section ``.nv_fatbin``: a run of fat binaries,
 each a 16-byte header (magic 0xBA55ED50, version, header size, size of the entries) followed by

@@ -6,21 +6,17 @@ from __future__ import annotations
 import inspect
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from wyoming_omnivoice import Engine  # noqa: E402
-from wyoming_omnivoice.engine import graphs as graphs_module  # noqa: E402
-from wyoming_omnivoice.engine import precision as precision_module  # noqa: E402
-from wyoming_omnivoice.engine import prepare as prepare_module  # noqa: E402
-from wyoming_omnivoice.engine import sessions  # noqa: E402
+from wyoming_omnivoice import Engine
+from wyoming_omnivoice.engine import graphs as graphs_module
+from wyoming_omnivoice.engine import precision as precision_module
+from wyoming_omnivoice.engine import sessions
+from wyoming_omnivoice.engine.offline import prepare as prepare_module
 
 #: Graph ids of the check's own captures, far from the engine's bucket ids.
 GRAPH_ID_BASE = 9000

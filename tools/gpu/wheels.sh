@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
 # Build the GPU check's wheel kit here (PyPI reachable), for the GPU machine's Python 3.12.
 #
-#   bash benchmarks/gpu_wheels.sh
+#   bash tools/gpu/wheels.sh
 #
-# Downloads the wheels pinned in benchmarks/gpu_kit.py (exact versions; their sha256 is
+# Downloads the wheels pinned in tools/gpu/kit.py (exact versions; their sha256 is
 # checked there) into local/gpu-wheels/, keeps only the sm_90 kernels of onnxruntime-gpu's
-# CUDA provider (benchmarks/fatbin.py), and writes (local/ is git-ignored):
+# CUDA provider (tools/gpu/fatbin.py), and writes (local/ is git-ignored):
 #   local/gpu-kit/call1/  py.tar.xz (upstream omnivoice + what the machine lacks),
 #                         ort.tar.xz.part-1, SHA256SUMS     -> carried by device call 1
 #   local/gpu-kit/call2/  ort.tar.xz.part-2, SHA256SUMS     -> carried by device call 2
 # Each folder plus the working tree stays under the 64 MiB a call carries.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PY="${PYTHON:-python3}"
 WHEELS=local/gpu-wheels
 mkdir -p "$WHEELS"
-"$PY" benchmarks/gpu_kit.py requirements | while read -r file req; do
+"$PY" -m tools.gpu.kit requirements | while read -r file req; do
   [ -f "$WHEELS/$file" ] && continue
   "$PY" -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d "$WHEELS" "$req"
 done
-"$PY" benchmarks/gpu_kit.py build "$WHEELS" local/gpu-kit
+"$PY" -m tools.gpu.kit build "$WHEELS" local/gpu-kit

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Agreement between two engines: backbone hidden states and deterministic decode codes.
 
-    python benchmarks/gpu_correctness.py MODEL_DIR [--device cuda] [--steps 16]
+    python -m tools.gpu.correctness MODEL_DIR [--device cuda] [--steps 16]
 
-Used by ``gpu_figures.py`` for fp32-CUDA vs CPU, fp16 vs fp32 and ``--allow-tf32`` vs exact
+Used by ``figures.py`` for fp32-CUDA vs CPU, fp16 vs fp32 and ``--allow-tf32`` vs exact
 fp32. Printed per pair: relative and largest absolute hidden-state error on a real prompt
 layout (150 positions, cond + uncond of a short reply), whether the outputs are finite, the
 share of codes equal in deterministic decodes, and the share equal after one step.
@@ -19,13 +19,8 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from gpu_engine import load_engine  # noqa: E402
-
-from wyoming_omnivoice import DecodeOptions, Engine  # noqa: E402
+from tools.gpu.engine import load_engine
+from wyoming_omnivoice import DecodeOptions, Engine
 
 TEXTS = ("The living room lights are on.", "Good morning, it is seven o'clock.")
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Build the GPU check's real-size random model on the GPU machine itself (call 1).
 
-    python benchmarks/gpu_model.py --out /tmp/ov-gpu/real [--preset real]
+    python -m tools.gpu.model --out /tmp/ov-gpu/real [--preset real]
 
-The same seeded weights as ``tools/build_fixtures.py --preset real`` (it reuses its
-``fixtures_lib``), but only what the check runs: the backbone, embeddings and heads graphs,
+The same seeded weights as ``tools/build_fixtures.py --preset real`` (it reuses
+``tools/fixtures_lib``), but only what the check runs: the backbone, embeddings and heads graphs,
 the vocoder (``higgs_decoder``), the tokenizer, and the torch model under ``upstream/`` for
 the side by side. The three codec encoders (voice cloning only) are skipped, and only the
 backbone is checked against torch: minutes of export that the check's device time cannot
@@ -20,9 +20,6 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -31,16 +28,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
-    import build_fixtures
     import numpy as np
     import torch
-    from fixtures_lib import graph_set
-    from fixtures_lib.higgs import make_export_modules as make_codec_modules
-    from fixtures_lib.omnivoice_graphs import make_export_modules as make_llm_modules
-    from fixtures_lib.onnx_export import export_graph, max_abs_diff_vs_torch
-    from fixtures_lib.torch_models import build_torch_models
 
-    build_fixtures.setup_logging(False)
+    from tools.fixtures_lib import graph_set, setup_logging
+    from tools.fixtures_lib.higgs import make_export_modules as make_codec_modules
+    from tools.fixtures_lib.omnivoice_graphs import make_export_modules as make_llm_modules
+    from tools.fixtures_lib.onnx_export import export_graph, max_abs_diff_vs_torch
+    from tools.fixtures_lib.presets import TOLERANCE
+    from tools.fixtures_lib.torch_models import build_torch_models, save_upstream
+
+    setup_logging(False)
     log = logging.getLogger("gpu_model")
     started = time.monotonic()
     built = build_torch_models(args.preset, seed=args.seed)
@@ -70,10 +68,10 @@ def main(argv: list[str] | None = None) -> int:
              "attention_mask": np.ones((2, 1, 17, 17), dtype=bool)}
     diff = max_abs_diff_vs_torch(out / graph_set.BACKBONE, llm["backbone"], feeds)
     print(f"backbone ORT vs torch max abs diff {diff:.3g}", flush=True)
-    if diff > build_fixtures.TOLERANCE[args.preset]:
+    if diff > TOLERANCE[args.preset]:
         log.error("ORT and torch disagree by %.3g", diff)
         return 1
-    build_fixtures.save_upstream(model, codec, built.text_tokenizer, out / "upstream")
+    save_upstream(model, codec, built.text_tokenizer, out / "upstream")
     print(f"model in {out} ({time.monotonic() - started:.0f} s)", flush=True)
     return 0
 

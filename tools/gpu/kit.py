@@ -3,13 +3,13 @@
 
 The GPU machine (H200, Python 3.12, PyTorch with CUDA 13 libraries, onnxruntime 1.30 CPU
 only, no network) takes 64 MiB a call, the working tree included (about 22 MiB). The
-onnxruntime-gpu wheel is 247 MB; with only sm_90 kernels kept (``fatbin.py``) and xz it is
-about 59 MB, so it travels as two parts over two calls.
+onnxruntime-gpu wheel is 247 MB; with only sm_90 kernels kept (``fatbin.py``) and xz it
+is about 59 MB, so it travels as two parts over two calls.
 
-    python benchmarks/gpu_kit.py build WHEEL_DIR KIT_DIR    # here: after gpu_wheels.sh downloads
-    python benchmarks/gpu_kit.py unpack-py KIT_DIR SITE     # there, call 1: the small wheels
-    python benchmarks/gpu_kit.py stash KIT_DIR STORE        # there: keep a part outside the repo
-    python benchmarks/gpu_kit.py join STORE SITE            # there, call 2: parts -> onnxruntime
+    python -m tools.gpu.kit build WHEEL_DIR KIT_DIR    # here: after tools/gpu/wheels.sh
+    python -m tools.gpu.kit unpack-py KIT_DIR SITE     # there, call 1: the small wheels
+    python -m tools.gpu.kit stash KIT_DIR STORE        # there: keep a part outside the repo
+    python -m tools.gpu.kit join STORE SITE            # there, call 2: parts -> onnxruntime
 
 ``build`` checks every wheel against the sha256 pinned below, installs them into a staging
 tree (a wheel is a zip: unpacking it is the install, no pip needed there), strips the CUDA
@@ -31,11 +31,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tools.gpu import fatbin
 
-import fatbin
-
-#: file name -> sha256, as downloaded from PyPI by gpu_wheels.sh (cp312, manylinux x86_64).
+#: file name -> sha256, as downloaded from PyPI by wheels.sh (cp312, manylinux x86_64).
 ORT_WHEEL = "onnxruntime_gpu-1.30.0-cp312-cp312-manylinux_2_28_x86_64.whl"
 PINS = {
     # onnxruntime-gpu >= 1.27 on PyPI is built for CUDA 13 (Requires-Dist nvidia-cuda-runtime~=13.0)
@@ -88,7 +86,7 @@ def check_pins(wheel_dir: Path, pins: dict[str, str] = PINS) -> None:
     for name, want in pins.items():
         path = wheel_dir / name
         if not path.is_file():
-            raise KitError(f"{path} is missing: run benchmarks/gpu_wheels.sh first")
+            raise KitError(f"{path} is missing: run tools/gpu/wheels.sh first")
         got = sha256_of(path)
         if got != want:
             raise KitError(f"{path}: sha256 {got}, pinned {want}")
@@ -184,7 +182,7 @@ def join(store: Path, stem: str) -> bytes:
                if not (store / f"{stem}.part-{i}").is_file()]
     if missing:
         raise KitError(f"{', '.join(missing)} not in {store}: carry every part (call 1 then "
-                       "call 2 on the same warm machine, see gpu_check.sh)")
+                       "call 2 on the same warm machine, see tools/gpu/check.sh)")
     data = b"".join((store / f"{stem}.part-{i}").read_bytes() for i in range(1, count + 1))
     if hashlib.sha256(data).hexdigest() != whole:
         raise KitError(f"{stem}: the joined parts do not match the archive's sha256")
@@ -293,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("stash")
     s.add_argument("kit", type=Path)
     s.add_argument("store", type=Path)
-    sub.add_parser("requirements", help="FILE REQUIREMENT per pinned wheel (gpu_wheels.sh)")
+    sub.add_parser("requirements", help="FILE REQUIREMENT per pinned wheel (wheels.sh)")
     j = sub.add_parser("join")
     j.add_argument("store", type=Path)
     j.add_argument("site", type=Path)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Every figure of the GPU check (issue 11, item 5), each next to its target.
 
-    python benchmarks/gpu_figures.py MODEL_DIR --device cuda [--upstream UP.json] [--json OUT]
-    python benchmarks/gpu_figures.py MODEL_DIR --device cpu --requests 20 --repeats 5  # dry run
+    python -m tools.gpu.figures MODEL_DIR --device cuda [--upstream UP.json] [--json OUT]
+    python -m tools.gpu.figures MODEL_DIR --device cpu --requests 20 --repeats 5  # dry run
 
 Gates first: the engine must really run on CUDA (onnxruntime's CUDA provider present, the
 engine's device and every session's first provider CUDA) and every backbone node must be on
@@ -13,7 +13,7 @@ pass. Then, per backbone precision (fp32, fp16): CUDA graph capture per length b
 backbone forward ms at 96/150/300 positions, first audio of a short reply (p50/p95),
 single-stream RTF, aggregate RTF at 8 concurrent requests, GPU memory over the requests;
 agreement fp32-CUDA vs CPU, fp16 vs fp32, TF32 vs fp32; upstream PyTorch side by side (from
-``gpu_upstream.py``'s JSON, run in the same session).
+``upstream.py``'s JSON, run in the same session).
 """
 
 from __future__ import annotations
@@ -26,21 +26,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from gpu_assert import Verdict, device_verdict, placement_verdict, target_verdict  # noqa: E402
-from gpu_correctness import agreement, probe_inputs  # noqa: E402
-from gpu_engine import (  # noqa: E402
+from tools.gpu.correctness import agreement, probe_inputs
+from tools.gpu.engine import (
     backbone_placement,
     gpu_used_mib,
     load_engine,
     session_providers,
     time_forward,
 )
-
-from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest  # noqa: E402
+from tools.gpu.gates import Verdict, device_verdict, placement_verdict, target_verdict
+from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 
 SHORT = "The living room lights are now turned on."
 BATCH_TEXTS = (SHORT, "Turn on the heating in the bedroom.", "The front door is locked.",
@@ -198,9 +193,9 @@ def agreements(args: argparse.Namespace, engines: dict[str, Engine],
 
 
 def upstream_side(args: argparse.Namespace, figures: dict[str, Any]) -> dict[str, Any]:
-    section("upstream PyTorch _generate_iterative, same weights (gpu_upstream.py)")
+    section("upstream PyTorch _generate_iterative, same weights (upstream.py)")
     if args.upstream is None or not args.upstream.is_file():
-        print(f"  no upstream figures ({args.upstream}): run gpu_upstream.py first")
+        print(f"  no upstream figures ({args.upstream}): run upstream.py first")
         return {}
     theirs: dict[str, Any] = json.loads(args.upstream.read_text())
     ours = figures.get(args.side_by_side, {})

@@ -2,26 +2,26 @@
 # GPU check (issue 11, item 5): fails unless the engine really runs on CUDA, then prints
 # every GPU figure next to its target. Run it first thing whenever a GPU machine is lent.
 #
-# Here, once (PyPI reachable): bash benchmarks/gpu_wheels.sh   -> local/gpu-kit/call1, call2
+# Here, once (PyPI reachable): bash tools/gpu/wheels.sh   -> local/gpu-kit/call1, call2
 # Then two device calls, the second AT ONCE after the first (the machine stays warm ~30 s
 # after a call; part 1, the model and call 1's figures live in /tmp there):
-#   run(command="bash benchmarks/gpu_check.sh call1", carry=["local/gpu-kit/call1"], timeout_s=480)
-#   run(command="bash benchmarks/gpu_check.sh call2", carry=["local/gpu-kit/call2"], timeout_s=480)
+#   run(command="bash tools/gpu/check.sh call1", carry=["local/gpu-kit/call1"], timeout_s=480)
+#   run(command="bash tools/gpu/check.sh call2", carry=["local/gpu-kit/call2"], timeout_s=480)
 # call1 (~5 min): stashes part 1 + small wheels, probes the machine, builds the real-size
-#   random model with benchmarks/gpu_model.py (tools/build_fixtures.py's seeded weights, only
+#   random model with tools/gpu/model.py (tools/build_fixtures.py's seeded weights, only
 #   the graphs the check runs; torch, transformers and onnxscript are there; 2.9 GB of
 #   weights cannot travel), prepares the backbone variants on the CPU, and runs upstream
-#   PyTorch on the GPU (gpu_upstream.py).
+#   PyTorch on the GPU (upstream.py).
 # call2 (~4 min): joins the onnxruntime-gpu parts (sha256 per part and whole), then
-#   gpu_figures.py on CUDA: gates (device, node placement), capture per bucket, forwards,
+#   figures.py on CUDA: gates (device, node placement), capture per bucket, forwards,
 #   first audio, RTF, memory over 200 requests, agreements, upstream side by side.
 # If call2 finds no part 1 (the machine went cold), it says so: rerun call1, then call2.
 # Everything printed is also in $OUT (gpu_report.txt, figures.json, upstream.json, call1.log).
 #
-#   bash benchmarks/gpu_check.sh dry-run [MODEL_DIR]   # here, on CPU: same flow, small counts;
+#   bash tools/gpu/check.sh dry-run [MODEL_DIR]   # here, on CPU: same flow, small counts;
 #                                                      # must end "GPU CHECK FAIL" (no CUDA)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 MODE="${1:-}"
 PY="${PYTHON:-python3}"
 OUT="${OUT:-$PWD/local/gpu-out}"
@@ -79,31 +79,31 @@ PYEOF
 
 build_model() {  # the real-size random model, with the torch twin for upstream
   [ -f "$MODEL/llm_backbone_fp32.onnx" ] && { log "model already in $MODEL"; return 0; }
-  step "${BUILD_LIMIT:-300}" "build ${PRESET:-real}-size random model (benchmarks/gpu_model.py)" \
-    "${TORCH_PY:-$PY}" benchmarks/gpu_model.py --preset "${PRESET:-real}" --out "$MODEL" \
+  step "${BUILD_LIMIT:-300}" "build ${PRESET:-real}-size random model (-m tools.gpu.model)" \
+    "${TORCH_PY:-$PY}" -m tools.gpu.model --preset "${PRESET:-real}" --out "$MODEL" \
     && return 0
-  log "gpu_model.py failed: numpy-only model instead (no upstream side by side)"
+  log "tools/gpu/model.py failed: numpy-only model instead (no upstream side by side)"
   rm -rf "$MODEL"
-  step 200 "build random model (benchmarks/random_model.py)" \
-    "$PY" benchmarks/random_model.py --out "$MODEL" --layers 28
+  step 200 "build random model (-m benchmarks.random_model)" \
+    "$PY" -m benchmarks.random_model --out "$MODEL" --layers 28
 }
 
 prepare() {  # the backbone variants, made once on the CPU provider (saves GPU minutes)
   step "${PREPARE_LIMIT:-240}" "prepare backbone variants" \
-    "$PY" benchmarks/gpu_prepare.py "$MODEL"
+    "$PY" -m tools.gpu.prepare "$MODEL"
 }
 
 call1() {
   log "== call 1: kit part 1, model, upstream"
-  "$PY" benchmarks/gpu_kit.py stash "$KIT/call1" "$STORE" || return 1
-  "$PY" benchmarks/gpu_kit.py unpack-py "$KIT/call1" "$WORK/py" || return 1
+  "$PY" -m tools.gpu.kit stash "$KIT/call1" "$STORE" || return 1
+  "$PY" -m tools.gpu.kit unpack-py "$KIT/call1" "$WORK/py" || return 1
   export PYTHONPATH="$WORK/py:$PWD:${PYTHONPATH:-}"
   probe
   build_model || return 1
   prepare
   if [ -d "$MODEL/upstream" ]; then
     step "${UPSTREAM_LIMIT:-240}" "upstream PyTorch on the same weights" \
-      "$PY" benchmarks/gpu_upstream.py "$MODEL" --device "${DEVICE:-cuda}" \
+      "$PY" -m tools.gpu.upstream "$MODEL" --device "${DEVICE:-cuda}" \
       --repeats "${REPEATS:-20}" --steps "${STEPS:-32}" --json "$STORE/upstream.json"
     cp "$STORE/upstream.json" "$OUT/" 2>/dev/null
   fi
@@ -118,13 +118,13 @@ call2() {
     log "Rerun call1, then call2 immediately after it."
     return 3
   fi
-  "$PY" benchmarks/gpu_kit.py stash "$KIT/call2" "$STORE" || return 1
+  "$PY" -m tools.gpu.kit stash "$KIT/call2" "$STORE" || return 1
   rm -rf "$WORK/ort"
-  "$PY" benchmarks/gpu_kit.py join "$STORE" "$WORK/ort" || return 1
+  "$PY" -m tools.gpu.kit join "$STORE" "$WORK/ort" || return 1
   export PYTHONPATH="$WORK/ort:$WORK/py:$PWD:${PYTHONPATH:-}"
   cuda_libs
   probe
-  step "${FIGURES_LIMIT:-420}" "figures" "$PY" benchmarks/gpu_figures.py "$MODEL" \
+  step "${FIGURES_LIMIT:-420}" "figures" "$PY" -m tools.gpu.figures "$MODEL" \
     --device "${DEVICE:-cuda}" --upstream "$STORE/upstream.json" --json "$OUT/figures.json" \
     --repeats "${REPEATS:-20}" --requests "${REQUESTS:-200}" --steps "${STEPS:-32}" \
     ${FIGURE_ARGS:-}
@@ -135,14 +135,14 @@ dry_run() {  # here, on CPU: the kit's carry path, then the whole flow with smal
   WORK="$GPU_WORK"; STORE="$WORK/kit"; MODEL="${2:-${GPU_MODEL_DIR:-/work/bench-out/gpu/mid-kit}}"
   PRESET="${PRESET:-mid}"; TORCH_PY="${DEV_PYTHON:-/work/devenv/bin/python}"
   rm -rf "$WORK"; mkdir -p "$WORK"
-  [ -d "$KIT/call1" ] || { log "no kit: run benchmarks/gpu_wheels.sh first"; return 1; }
-  "$PY" benchmarks/gpu_kit.py stash "$KIT/call1" "$STORE" || return 1
-  "$PY" benchmarks/gpu_kit.py stash "$KIT/call2" "$STORE" || return 1
-  "$PY" benchmarks/gpu_kit.py join "$STORE" "$WORK/ort" || return 1
+  [ -d "$KIT/call1" ] || { log "no kit: run tools/gpu/wheels.sh first"; return 1; }
+  "$PY" -m tools.gpu.kit stash "$KIT/call1" "$STORE" || return 1
+  "$PY" -m tools.gpu.kit stash "$KIT/call2" "$STORE" || return 1
+  "$PY" -m tools.gpu.kit join "$STORE" "$WORK/ort" || return 1
   log "joined kit: $(du -sh "$WORK/ort" | cut -f1), CUDA provider $(stat -c %s \
     "$WORK/ort/onnxruntime/capi/libonnxruntime_providers_cuda.so") bytes (cp312: not \
 imported here)"
-  "$PY" benchmarks/gpu_kit.py unpack-py "$KIT/call1" "$WORK/py" || return 1
+  "$PY" -m tools.gpu.kit unpack-py "$KIT/call1" "$WORK/py" || return 1
   # the small wheels are for Python 3.12 there; here the venvs have them
   probe
   build_model || return 1
@@ -151,11 +151,11 @@ imported here)"
     cp "$DRY_UPSTREAM_JSON" "$STORE/upstream.json" && log "upstream figures from $DRY_UPSTREAM_JSON"
   elif [ -d "$MODEL/upstream" ]; then
     step 900 "upstream PyTorch on the same weights (cpu)" env PYTHONPATH="$PWD" \
-      "$TORCH_PY" benchmarks/gpu_upstream.py "$MODEL" --device cpu --threads 1 --repeats 2 \
+      "$TORCH_PY" -m tools.gpu.upstream "$MODEL" --device cpu --threads 1 --repeats 2 \
       --steps "$STEPS" --json "$STORE/upstream.json"
   fi
   touch "$WORK/call1.done"
-  step 900 "figures (cpu)" "$PY" benchmarks/gpu_figures.py "$MODEL" --device cpu \
+  step 900 "figures (cpu)" "$PY" -m tools.gpu.figures "$MODEL" --device cpu \
     --upstream "$STORE/upstream.json" --json "$OUT/figures.json" --repeats "$REPEATS" \
     --requests "$REQUESTS" --steps "$STEPS" --agree-steps 4
 }

@@ -1,0 +1,64 @@
+"""One typed configuration: every flag declared in one module, parsed into a frozen Config."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from wyoming_omnivoice.errors import StartupError
+from wyoming_omnivoice.server.config import Config, parse_config, validate
+from wyoming_omnivoice.server.flags import build_parser
+
+PACKAGE = Path(__file__).resolve().parents[2] / "wyoming_omnivoice"
+
+
+def test_every_flag_is_a_config_field_with_the_same_default() -> None:
+    fields = {field.name: field for field in dataclasses.fields(Config)}
+    dests = {action.dest: action.default for action in build_parser()._actions
+             if action.dest not in ("help", "version")}
+    assert set(dests) == set(fields)
+    assert Config() == parse_config([])
+    for name, default in dests.items():
+        assert getattr(Config(), name) == default, name
+
+
+def test_the_config_is_frozen_and_typed() -> None:
+    config = parse_config(["--max-concurrent", "3", "--preload-languages", "en,de"])
+    assert config.max_concurrent == 3 and config.preload_languages == ("en", "de")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.max_concurrent = 4  # type: ignore[misc]
+
+
+#: Tools of their own with their own few flags: the offline converter and the Docker probe.
+OTHER_TOOLS = ["convert.py", "convert_prepare.py", "health_check.py"]
+
+
+def test_flags_are_declared_in_one_module() -> None:
+    """The server's and the synthesize CLI's flags are all in server/flags.py."""
+    declaring = sorted(
+        path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")
+        if any(isinstance(node, ast.Attribute) and node.attr == "add_argument"
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
+    assert declaring == sorted([*OTHER_TOOLS, "server/flags.py"])
+
+
+def test_no_namespace_past_the_cli() -> None:
+    """Only the command-line modules name argparse.Namespace (the server's Config is made
+    from it in server/config.py)."""
+    naming = sorted(path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")
+                    if "Namespace" in path.read_text(encoding="utf-8"))
+    assert naming == ["convert_prepare.py", "server/config.py", "server/flags.py",
+                      "synthesize.py"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--max-batch-size", "0"], "--max-batch-size 0: use 1 to 64"),
+    (["--num-steps", "200"], "--num-steps 200: use 1 to 128"),
+    (["--uri", "http://x"], "use tcp://HOST:PORT"),
+])
+def test_validate_names_the_bad_value(argv: list[str], message: str, tmp_path: Path) -> None:
+    with pytest.raises(StartupError, match=message.replace("(", r"\(")):
+        validate(parse_config([*argv, "--data-dir", str(tmp_path)]))

@@ -1,0 +1,121 @@
+"""Requests resolved into decode plans, as upstream ``_preprocess_all`` and ``_generate_chunked``.
+
+A :class:`SynthesisRequest` is what a caller asks for; a :class:`Plan` is that request
+checked and resolved (language, instruct, reference codes, frame count, speed, random
+generator) so the decoder needs no more decisions. Long text is split into plans of about
+15 s here too. Apart from :class:`~wyoming_omnivoice.engine.core.Engine`, which builds the
+prompts and decodes, this is pure: no graphs, no sessions, so its rules read on their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from wyoming_omnivoice.engine.duration import FRAME_RATE, estimate_num_frames
+from wyoming_omnivoice.engine.instruct import normalize_instruct
+from wyoming_omnivoice.engine.languages import resolve_language
+from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
+from wyoming_omnivoice.engine.text import chunk_text_punctuation
+
+#: Upstream chunks text whose estimate exceeds 30 s into pieces of about 15 s.
+CHUNK_THRESHOLD_FRAMES = 30 * FRAME_RATE
+CHUNK_DURATION_S = 15.0
+
+
+@dataclass(frozen=True)
+class SynthesisRequest:
+    """One utterance to synthesize (see :meth:`Engine.synthesize`)."""
+
+    text: str
+    language: str | None = None
+    instruct: str | None = None
+    ref_text: str | None = None
+    ref_codes: np.ndarray | None = field(default=None, compare=False)
+    ref_rms: float | None = None
+    speed: float | None = None
+    num_frames: int | None = None
+    seed: int | None = None
+
+
+@dataclass
+class Plan:
+    """A request resolved like upstream ``_preprocess_all``."""
+
+    text: str
+    language: str | None
+    instruct: str | None
+    ref_text: str | None
+    ref_codes: np.ndarray | None
+    ref_rms: float | None
+    num_frames: int
+    speed: float
+    rng: np.random.Generator
+
+
+def plan_request(request: SynthesisRequest, rng: np.random.Generator | None = None) -> Plan:
+    """Check ``request`` and resolve it; a bad field raises ``TypeError``/``ValueError``."""
+    if not isinstance(request, SynthesisRequest):
+        raise TypeError(f"requests must be SynthesisRequest, not {type(request).__name__}")
+    if not isinstance(request.text, str):
+        raise ValueError("text must be a string")
+    language = resolve_language(request.language)
+    instruct = normalize_instruct(request.instruct, request.text) \
+        if request.instruct is not None else None
+    ref_codes = check_ref_codes(request.ref_codes)
+    ref_text = request.ref_text if ref_codes is not None else None
+    if ref_codes is not None and not ref_text:
+        raise ValueError("ref_codes need their transcript in ref_text")
+    ref_len = int(ref_codes.shape[1]) if ref_codes is not None else None
+    speed = 1.0 if request.speed is None else float(request.speed)
+    if not 0.0 < speed <= 10.0:
+        raise ValueError(f"speed must be in (0, 10], not {request.speed}")
+    if request.num_frames is not None:
+        frames = int(request.num_frames)
+        if frames < 1:
+            raise ValueError(f"num_frames must be at least 1, not {request.num_frames}")
+        estimate = estimate_num_frames(request.text, ref_text, ref_len, 1.0)
+        speed = estimate / frames
+    else:
+        frames = estimate_num_frames(request.text, ref_text, ref_len, speed)
+    return Plan(
+        text=request.text, language=language, instruct=instruct, ref_text=ref_text,
+        ref_codes=ref_codes, ref_rms=request.ref_rms, num_frames=frames, speed=speed,
+        rng=rng if rng is not None else np.random.default_rng(request.seed),
+    )
+
+
+def chunk_plan(plan: Plan) -> list[Plan]:
+    """``plan`` split at punctuation into pieces of about 15 s when it is over 30 s."""
+    if plan.num_frames <= CHUNK_THRESHOLD_FRAMES or not plan.text:
+        return [plan]
+    frames_per_char = plan.num_frames / len(plan.text)
+    chunk_len = int(CHUNK_DURATION_S * FRAME_RATE / frames_per_char)
+    pieces = chunk_text_punctuation(plan.text, chunk_len, 3)
+    if not pieces:
+        return [plan]
+    return [replan(plan, text=piece) for piece in pieces]
+
+
+def replan(plan: Plan, **changes: Any) -> Plan:
+    """``plan`` with other text or reference; the frame count is estimated again."""
+    changed = replace(plan, **changes)
+    ref_len = int(changed.ref_codes.shape[1]) if changed.ref_codes is not None else None
+    return replace(changed, num_frames=estimate_num_frames(
+        changed.text, changed.ref_text, ref_len, plan.speed))
+
+
+def check_ref_codes(ref_codes: Any) -> np.ndarray | None:
+    """Reference codes as int64 ``[8, T_ref]`` in 0..1023, or ``None``; else ``ValueError``."""
+    if ref_codes is None:
+        return None
+    codes = np.asarray(ref_codes)
+    if codes.ndim != 2 or codes.shape[0] != NUM_CODEBOOKS or codes.shape[1] < 1:
+        raise ValueError(f"ref_codes must have shape [8, T_ref], not {list(codes.shape)}")
+    if not np.issubdtype(codes.dtype, np.integer):
+        raise ValueError("ref_codes must be integers")
+    if codes.min() < 0 or codes.max() >= MASK_ID:
+        raise ValueError("ref_codes must be in 0..1023")
+    return codes.astype(np.int64)

@@ -1,0 +1,199 @@
+"""Every command-line flag, of the server and of the synthesize CLI, declared here only.
+
+:func:`build_parser` is the server's parser; :func:`add_engine_arguments` is shared with the
+synthesize CLI (the same engine flags and defaults, so its anchors match the server's
+cache). The parsed flags become a typed, frozen :class:`.config.Config` once
+(:func:`.config.parse_config`); nothing past the CLI sees the ``argparse.Namespace``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from pathlib import Path
+
+from wyoming_omnivoice import __version__
+from wyoming_omnivoice.engine import PRECISIONS, default_num_steps, default_precision
+from wyoming_omnivoice.server.gap_guard import DEFAULT_MAX_GAP_S, max_gap_seconds
+from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD, preload_languages
+
+DEFAULT_URI = "tcp://0.0.0.0:10200"
+DEFAULT_VOICE = "en-female-young"
+MIN_STEPS, MAX_STEPS = 1, 128
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "wyoming-omnivoice"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wyoming-omnivoice",
+        description="Wyoming text-to-speech server running OmniVoice on onnxruntime.",
+    )
+    parser.add_argument("--uri", default=DEFAULT_URI,
+                        help="tcp://HOST:PORT, unix://PATH or stdio:// (default: %(default)s)")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="folder for the downloaded model, voice anchors, cloned voices "
+                             "and caches (default: $XDG_DATA_HOME/wyoming-omnivoice, i.e. "
+                             "~/.local/share/wyoming-omnivoice when XDG_DATA_HOME is unset)")
+    parser.add_argument("--model-dir", type=Path, default=None,
+                        help="use this pre-downloaded model folder as is (no download)")
+    parser.add_argument("--manifest", type=Path, default=None,
+                        help="model manifest JSON to download from instead of the built-in one")
+    parser.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto",
+                        help="inference device (default: %(default)s: CUDA when usable)")
+    add_engine_arguments(parser)  # --precision, --num-steps, --allow-tf32
+    parser.add_argument("--voice", default=DEFAULT_VOICE,
+                        help="default voice when a request names none (default: %(default)s)")
+    parser.add_argument("--voices-file", type=Path, default=None,
+                        help="YAML file with your own voice presets (add or override)")
+    parser.add_argument("--guidance-scale", type=float, default=2.0,
+                        help="classifier-free guidance scale, 0-10 (default: %(default)s)")
+    parser.add_argument("--samples-per-chunk", type=int, default=1024,
+                        help="audio samples per audio-chunk event (default: %(default)s)")
+    parser.add_argument("--max-text-length", type=int, default=5000,
+                        help="longest text accepted per request, in characters "
+                             "(default: %(default)s)")
+    parser.add_argument("--max-concurrent", type=int, default=16,
+                        help="synthesis requests served at once; more get a 'busy' error "
+                             "(default: %(default)s)")
+    parser.add_argument("--max-batch-size", type=int, default=8,
+                        help="most requests decoded together in one batch (default: "
+                             "%(default)s)")
+    parser.add_argument("--batch-window-ms", type=float, default=5.0,
+                        help="how long the worker waits for requests known to be in flight "
+                             "to join a batch, 0-10 ms (a lone request never waits; "
+                             "default: %(default)s)")
+    parser.add_argument("--normalize-text", action=argparse.BooleanOptionalAction,
+                        default=True,
+                        help="read numbers, dates, times and units as words (a voice can "
+                             "override it; default: on)")
+    parser.add_argument("--read-timeout", type=float, default=30.0,
+                        help="seconds a client may take to finish sending an event it has "
+                             "started; a stalled client is disconnected (default: "
+                             "%(default)s)")
+    parser.add_argument("--write-timeout", type=float, default=30.0,
+                        help="seconds a client may go without reading the audio sent to it "
+                             "before it is disconnected (default: %(default)s)")
+    parser.add_argument("--idle-timeout", type=float, default=300.0,
+                        help="seconds a connection with nothing in progress may stay silent "
+                             "before it is closed; 0 keeps idle connections open (default: "
+                             "%(default)s)")
+    parser.add_argument("--max-connections", type=int, default=64,
+                        help="most client connections open at once; more are refused with "
+                             "an error event (default: %(default)s)")
+    parser.add_argument("--shutdown-timeout", type=float, default=8.0,
+                        help="on SIGTERM/SIGINT, seconds to let requests in progress finish "
+                             "before exiting (default: %(default)s)")
+    parser.add_argument(
+        "--max-gap", type=max_gap_seconds, default=DEFAULT_MAX_GAP_S, metavar="SECONDS",
+        help="longest a client waits with nothing to play: while a piece of a reply is "
+             "still decoding, short silences are sent inside the audio cycle (satellites "
+             f"drop or wedge after 5 s); 0 turns this off (default: {DEFAULT_MAX_GAP_S:g})")
+    parser.add_argument(
+        "--whole-first-sentence", action="store_true",
+        help="decode a long first sentence whole instead of starting the audio with its "
+             "first clause (slower first audio, the first sentence's prosody unbroken)")
+    parser.add_argument("--no-streaming", action="store_true",
+                        help="do not advertise streaming synthesis (streaming events are "
+                             "still answered)")
+    parser.add_argument("--zeroconf", nargs="?", const="omnivoice", default=None,
+                        metavar="NAME",
+                        help="announce the server over mDNS for Home Assistant discovery "
+                             "(needs a tcp:// URI; NAME defaults to 'omnivoice')")
+    add_list_voices_argument(parser)
+    add_language_arguments(parser)
+    parser.add_argument("--debug", action="store_true", help="log DEBUG messages")
+    parser.add_argument("--log-format", default=logging.BASIC_FORMAT,
+                        help="Python logging format (default: %(default)s)")
+    parser.add_argument("--version", action="version", version=__version__)
+    add_metrics_arguments(parser)
+    return parser
+
+
+def build_synthesize_parser() -> argparse.ArgumentParser:
+    """``python -m wyoming_omnivoice.synthesize``: the server's voice and engine flags and
+    its own (text, output, voice design, cloning)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m wyoming_omnivoice.synthesize",
+        description="Synthesize one text with OmniVoice on onnxruntime and write a WAV file.",
+    )
+    parser.add_argument("--text", help="text to speak")
+    parser.add_argument("--output", "-o", type=Path, help="WAV file to write")
+    parser.add_argument("--voice", help="a voice of the server's catalogue (see --list-voices)")
+    parser.add_argument("--list-voices", action="store_true",
+                        help="print the voices (name, languages, description) and exit")
+    parser.add_argument("--voices-file", type=Path, help="YAML file with your own presets")
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir(),
+                        help="the server's data dir: voice folders, anchors, downloaded model "
+                             "(default: %(default)s)")
+    parser.add_argument("--model-dir", type=Path,
+                        help="model folder (default: the model downloaded into --data-dir)")
+    parser.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"])
+    parser.add_argument("--language", help="language id or name (e.g. en, English, zh)")
+    parser.add_argument("--instruct",
+                        help="voice design, e.g. 'female, young adult, british accent'")
+    parser.add_argument("--ref-audio", type=Path, help="recording to clone (WAV, FLAC, OGG)")
+    parser.add_argument("--ref-codes", type=Path, help=".npy file of reference codes [8, T]")
+    parser.add_argument("--ref-text", help="transcript of --ref-audio or --ref-codes")
+    parser.add_argument("--speed", type=float, help="speaking speed factor (1.0 = normal)")
+    parser.add_argument("--duration", type=float, help="fixed output duration in seconds")
+    parser.add_argument("--normalize-text", action=argparse.BooleanOptionalAction,
+                        default=True, help="read numbers, dates and units as words, as the "
+                                           "server does (default: on)")
+    add_engine_arguments(parser)  # --precision, --num-steps, --allow-tf32: the server's
+    parser.add_argument("--guidance-scale", type=float, default=2.0)
+    parser.add_argument("--seed", type=int, help="random seed (default: random)")
+    parser.add_argument("--debug", action="store_true")
+    return parser
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--precision``, ``--num-steps`` and ``--allow-tf32``."""
+    parser.add_argument(
+        "--precision", choices=PRECISIONS, default="auto",
+        help="backbone: fp32 (exact), int8 (CPU, about 3x faster, close), fp16 (GPU), "
+             "published (the file as downloaded), auto: "
+             f"{default_precision('cpu')} on the CPU, {default_precision('cuda')} on CUDA "
+             "(default: %(default)s). Prepared once beside the model at first start.")
+    parser.add_argument(
+        "--num-steps", type=int, default=None,
+        help=f"diffusion steps per decode, {MIN_STEPS}-{MAX_STEPS} (default: "
+             f"{default_num_steps('cpu')} on the CPU, {default_num_steps('cuda')} on CUDA; "
+             "32 is upstream's and the exact mode's)")
+    parser.add_argument(
+        "--allow-tf32", action="store_true",
+        help="let CUDA multiply fp32 matrices in TF32 (faster on Ampere and later, no "
+             "longer exact; default: off)")
+
+
+def add_language_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--preload-languages", type=preload_languages, default=DEFAULT_PRELOAD,
+        metavar="LANGS",
+        help="build the voice anchors of these languages before the server is ready "
+             "(comma-separated ids such as en,de, 'all' or 'none'); other voices get theirs "
+             "on first use (tens of seconds on a CPU) (default: en)")
+
+
+def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:
+    """The metrics and scaling flags."""
+    parser.add_argument("--metrics-uri", default=None, metavar="http://HOST:PORT",
+                        help="serve Prometheus metrics on this HTTP address, e.g. "
+                             "http://0.0.0.0:9464 (path /metrics; default: off)")
+    parser.add_argument("--deterministic", action="store_true",
+                        help="same request, same audio: each request's random seed comes "
+                             "from its voice and text, so every replica answers alike")
+    parser.add_argument("--download-only", action="store_true",
+                        help="download and verify the model into --data-dir, then exit "
+                             "(an init step that fills a shared model volume)")
+
+
+def add_list_voices_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--list-voices", action="store_true",
+                        help="print the voices (name, languages, description) from the "
+                             "built-in presets, --voices-file and the data dir's voice "
+                             "folders, then exit; the model is not loaded")
