@@ -36,6 +36,9 @@ DONOR = REPO / "tests" / "fixtures" / "models" / "tiny"
 NUM_CODEBOOKS = 8
 AUDIO_VOCAB = 1025
 OPSET = 18
+#: The sequence axis named as in the published export (the int8/fp32 preparation finds the
+#: rotary chain by it).
+SEQ = "sequence_length"
 
 
 class Builder:
@@ -63,7 +66,7 @@ class Builder:
 
     def op(self, op_type: str, inputs: list[str], **attrs: object) -> str:
         out = self.name(op_type.lower())
-        self.nodes.append(helper.make_node(op_type, inputs, [out], **attrs))
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
         return out
 
 
@@ -140,12 +143,13 @@ def backbone(args: argparse.Namespace, rng: np.random.Generator) -> onnx.ModelPr
         act = b.op("Mul", [b.op("Mul", [gate, b.op("Sigmoid", [gate])]), up])
         x = b.op("Add", [x, b.op("MatMul", [act, b.weight((inter, h), std, "wd")])])
     out = rms_norm(b, x, h, args.eps, "norm")
-    b.nodes.append(helper.make_node("Identity", [out], ["hidden_states"]))
+    b.nodes.append(helper.make_node("Identity", [out], ["hidden_states"],
+                                    name="hidden_states_out"))
     graph = helper.make_graph(
         b.nodes, "omnivoice_backbone_random",
-        [helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["B", "S", h]),
-         helper.make_tensor_value_info("attention_mask", TensorProto.BOOL, ["B", 1, "S", "S"])],
-        [helper.make_tensor_value_info("hidden_states", TensorProto.FLOAT, ["B", "S", h])],
+        [helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["B", SEQ, h]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.BOOL, ["B", 1, SEQ, SEQ])],
+        [helper.make_tensor_value_info("hidden_states", TensorProto.FLOAT, ["B", SEQ, h])],
         initializer=b.inits,
     )
     return _model(graph)
@@ -165,12 +169,13 @@ def embeddings(args: argparse.Namespace, rng: np.random.Generator) -> onnx.Model
                             audio_ids], axis=0)
     audio = b.op("ReduceSum", [audio, b.const(np.array([1], np.int64))], keepdims=0)
     cond = b.op("Unsqueeze", ["audio_mask", b.const(np.array([-1], np.int64))])
-    b.nodes.append(helper.make_node("Where", [cond, audio, text], ["inputs_embeds"]))
+    b.nodes.append(helper.make_node("Where", [cond, audio, text], ["inputs_embeds"],
+                                    name="inputs_embeds_out"))
     graph = helper.make_graph(
         b.nodes, "omnivoice_embeddings_random",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["B", 8, "S"]),
-         helper.make_tensor_value_info("audio_mask", TensorProto.BOOL, ["B", "S"])],
-        [helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["B", "S", h])],
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["B", 8, SEQ]),
+         helper.make_tensor_value_info("audio_mask", TensorProto.BOOL, ["B", SEQ])],
+        [helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, ["B", SEQ, h])],
         initializer=b.inits,
     )
     return _model(graph)
@@ -181,13 +186,14 @@ def heads(args: argparse.Namespace, rng: np.random.Generator) -> onnx.ModelProto
     logits = b.op("MatMul", ["hidden_states",
                              b.weight((args.hidden, NUM_CODEBOOKS * AUDIO_VOCAB), 0.08, "w")])
     logits = b.op("Reshape", [logits, b.const(np.array([0, 0, 8, AUDIO_VOCAB], np.int64))])
-    b.nodes.append(helper.make_node("Transpose", [logits], ["logits"], perm=[0, 2, 1, 3]))
+    b.nodes.append(helper.make_node("Transpose", [logits], ["logits"], perm=[0, 2, 1, 3],
+                                    name="logits_out"))
     graph = helper.make_graph(
         b.nodes, "omnivoice_heads_random",
         [helper.make_tensor_value_info("hidden_states", TensorProto.FLOAT,
-                                       ["B", "S", args.hidden])],
+                                       ["B", SEQ, args.hidden])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
-                                       ["B", 8, "S", AUDIO_VOCAB])],
+                                       ["B", 8, SEQ, AUDIO_VOCAB])],
         initializer=b.inits,
     )
     return _model(graph)

@@ -7,7 +7,8 @@ request whose text contains
 - ``faultengine`` raises an onnxruntime-style ``RuntimeError``,
 - ``faultmemory`` raises ``MemoryError``,
 - ``faultvalue`` raises ``ValueError`` (what the engine raises for a bad request),
-- ``faultdeath`` raises a ``BaseException`` that kills the inference worker thread.
+- ``faultdeath`` raises a ``BaseException`` that kills the inference worker thread,
+- ``faultslow`` decodes :data:`SLOW_DECODE_S` seconds late (a host slower than real time).
 
 Everything else (server, worker, engine, client) is real. Production code knows nothing
 of this: it only sees an engine whose ``synthesize_batch`` fails.
@@ -15,10 +16,14 @@ of this: it only sees an engine whose ``synthesize_batch`` fails.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from wyoming_omnivoice.server import cli, startup
+
+#: How late a ``faultslow`` request's audio comes.
+SLOW_DECODE_S = 3.0
 
 
 class InjectedWorkerDeath(BaseException):
@@ -36,6 +41,8 @@ def check_faults(requests: Sequence[Any]) -> None:
             raise ValueError("injected bad request: the engine refuses this text")
         if "faultdeath" in text:
             raise InjectedWorkerDeath("injected worker death")
+        if "faultslow" in text:
+            time.sleep(SLOW_DECODE_S)
 
 
 class FaultyEngine:

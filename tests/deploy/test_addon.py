@@ -193,7 +193,7 @@ def test_config_declares_the_wyoming_service(config: dict[str, Any]) -> None:
     # The voice studio writes cloned voices into /share/omnivoice/voices.
     assert {"type": "share", "read_only": False} in config["map"]
     assert set(config["schema"]) == {"voice", "precision", "num_steps", "guidance_scale",
-                                     "preload_languages", "debug"}
+                                     "preload_languages", "max_gap", "debug"}
     assert config["options"]["voice"] == "en-female-young"
 
 
@@ -287,8 +287,8 @@ print(json.dumps(sys.argv[1:]))
 """
 
 
-def run_addon(tmp_path: Path, options: str | None, *, share: dict[str, str] | None = None
-              ) -> subprocess.CompletedProcess[str]:
+def run_addon(tmp_path: Path, options: str | None, *, share: dict[str, str] | None = None,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     stub = tmp_path / "server-stub"
     stub.write_text(STUB.format(python=sys.executable))
     stub.chmod(0o755)
@@ -306,7 +306,8 @@ def run_addon(tmp_path: Path, options: str | None, *, share: dict[str, str] | No
     data_dir = tmp_path / "data"
     data_dir.mkdir(exist_ok=True)
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "SUPERVISOR_TOKEN"},
+        **(env or {}),
         "OMNIVOICE_OPTIONS": str(options_file),
         "OMNIVOICE_PYTHON": sys.executable,
         "OMNIVOICE_SERVER": str(stub),
@@ -325,14 +326,15 @@ def _argv(result: subprocess.CompletedProcess[str]) -> list[str]:
 
 def test_run_script_maps_every_option(tmp_path: Path) -> None:
     options = {"voice": "my butler", "precision": "fp32", "num_steps": 12,
-               "guidance_scale": 2.5, "preload_languages": "en,de", "debug": True}
+               "guidance_scale": 2.5, "preload_languages": "en,de", "max_gap": 1.5,
+               "debug": True}
     argv = _argv(run_addon(tmp_path, json.dumps(options)))
     assert argv == [
         "--uri", "tcp://0.0.0.0:10200", "--data-dir", str(tmp_path / "data"), "--device", "cpu",
         "--web-uri", "http://0.0.0.0:8099", "--web-ingress",
         "--voice", "my butler", "--precision", "fp32", "--num-steps", "12",
         "--guidance-scale", "2.5",
-        "--preload-languages", "en,de", "--debug",
+        "--preload-languages", "en,de", "--max-gap", "1.5", "--debug",
     ]
 
 
@@ -343,6 +345,7 @@ def test_run_script_defaults_of_config_yaml(tmp_path: Path, config: dict[str, An
     assert argv[argv.index("--num-steps") + 1] == "16"
     assert argv[argv.index("--guidance-scale") + 1] == "2.0"
     assert argv[argv.index("--preload-languages") + 1] == "en"
+    assert argv[argv.index("--max-gap") + 1] == "2.0"
     assert "--debug" not in argv
 
 
@@ -376,3 +379,91 @@ def test_run_script_keeps_a_real_voices_folder(tmp_path: Path) -> None:
     (tmp_path / "data" / "voices").mkdir(parents=True)
     _argv(run_addon(tmp_path, "{}", share={"voices/x": "<dir>"}))
     assert not (tmp_path / "data" / "voices").is_symlink()
+
+
+class _HomeAssistantApi:
+    """A stand-in for the Supervisor's proxy of Home Assistant's ``/api/config``."""
+
+    def __init__(self, language: str | None, token: str = "secret-token") -> None:
+        import http.server
+        import threading
+
+        api = self
+        self.token = token
+        self.seen: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                api.seen.append(f"{self.path} {self.headers.get('Authorization')}")
+                if self.headers.get("Authorization") != f"Bearer {api.token}":
+                    self.send_error(401)
+                    return
+                body = json.dumps({"language": language, "version": "2026.11.0"}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/core/api/config"
+
+    def env(self) -> dict[str, str]:
+        return {"SUPERVISOR_TOKEN": self.token, "OMNIVOICE_HA_CONFIG_URL": self.url}
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize(("ha_language", "option", "expected"), [
+    ("de-DE", "en", "en,de"),
+    ("de", None, "en,de"),       # the option left empty: English and Home Assistant's
+    ("pt-BR", "en,fr", "en,fr,pt"),
+    ("en-GB", "en", "en"),       # English already
+])
+def test_run_script_preloads_home_assistants_language(
+        tmp_path: Path, ha_language: str, option: str | None, expected: str) -> None:
+    api = _HomeAssistantApi(ha_language)
+    try:
+        options = {} if option is None else {"preload_languages": option}
+        argv = _argv(run_addon(tmp_path, json.dumps(options), env=api.env()))
+    finally:
+        api.close()
+    assert argv[argv.index("--preload-languages") + 1] == expected
+    assert api.seen == ["/core/api/config Bearer secret-token"]
+
+
+def test_run_script_starts_when_home_assistant_cannot_be_asked(tmp_path: Path) -> None:
+    api = _HomeAssistantApi("de")
+    url = api.url
+    api.close()  # nobody listens there now
+    result = run_addon(tmp_path, json.dumps({"preload_languages": "en"}),
+                       env={"SUPERVISOR_TOKEN": "t", "OMNIVOICE_HA_CONFIG_URL": url})
+    argv = _argv(result)
+    assert argv[argv.index("--preload-languages") + 1] == "en"
+    assert "could not read Home Assistant's language" in result.stderr
+
+
+def test_run_script_keeps_none_and_asks_nothing_outside_the_supervisor(tmp_path: Path) -> None:
+    api = _HomeAssistantApi("de")
+    try:
+        argv = _argv(run_addon(tmp_path, json.dumps({"preload_languages": "none"}),
+                               env=api.env()))
+        assert argv[argv.index("--preload-languages") + 1] == "none"
+        standalone = tmp_path / "standalone"
+        standalone.mkdir()
+        argv = _argv(run_addon(standalone, json.dumps({"preload_languages": "en"}),
+                               env={"OMNIVOICE_HA_CONFIG_URL": api.url}))
+        assert argv[argv.index("--preload-languages") + 1] == "en"
+    finally:
+        api.close()
+    assert api.seen == []
+
+
+def test_config_asks_for_the_home_assistant_api(config: dict[str, Any]) -> None:
+    assert config["homeassistant_api"] is True

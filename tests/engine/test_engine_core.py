@@ -21,7 +21,8 @@ DETERMINISTIC = DecodeOptions(position_temperature=0.0, class_temperature=0.0)
 
 @pytest.fixture(scope="module")
 def engine() -> Engine:
-    return Engine.load(TINY, device="cpu")
+    """Upstream's canvases (no minimum; ``test_min_canvas.py`` covers the default's)."""
+    return Engine.load(TINY, device="cpu", min_canvas_frames=0)
 
 
 def copy_model(tmp_path: Path) -> Path:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
+from wyoming_omnivoice.engine import MIN_CANVAS_FRAMES
 from wyoming_omnivoice.engine.languages import resolve_language
 
 HERE = Path(__file__).resolve().parents[1]
@@ -30,9 +31,14 @@ def case_id(case: dict[str, Any]) -> str:
                                         ("packed", "published")],
                 ids=lambda p: "-".join(p))
 def engine(request: pytest.FixtureRequest) -> Engine:
-    """Every layout on the prepared fp32 backbone (the default), and the published file."""
+    """Every layout on the prepared fp32 backbone (the default), and the published file.
+
+    Upstream has no minimum canvas: ``min_canvas_frames=0`` decodes its canvases (two cases
+    are under 40 frames; ``test_minimum_canvas_leaves_normal_lengths_alone`` shows the
+    default engine decodes the others on the same canvas)."""
     layout, precision = request.param
-    return Engine.load(TINY, device="cpu", layout=layout, precision=precision)
+    return Engine.load(TINY, device="cpu", layout=layout, precision=precision,
+                       min_canvas_frames=0)
 
 
 def options_of(case: dict[str, Any]) -> DecodeOptions:
@@ -95,6 +101,32 @@ def test_batched_codes_match_upstream_batch(engine: Engine, batch: dict[str, Any
                                         strict=True):
         assert result.shape == (8, frames)
         np.testing.assert_array_equal(result, np.asarray(expected, dtype=np.int64))
+
+
+def test_minimum_canvas_leaves_normal_lengths_alone() -> None:
+    """The default minimum canvas raises only canvases under it; >= 40 frames are upstream's,
+    so the token-exact cases of those lengths hold for the default engine too."""
+    default = Engine.load(TINY, device="cpu")
+    assert default.min_canvas_frames == MIN_CANVAS_FRAMES == 40
+    seen_short = seen_normal = False
+    for case in CASES:
+        plan = default._plan(engine_request(case["inputs"]))
+        expected = max(case["num_frames"], MIN_CANVAS_FRAMES)
+        assert plan.num_frames == expected, case_id(case)
+        seen_short |= case["num_frames"] < MIN_CANVAS_FRAMES
+        seen_normal |= case["num_frames"] >= MIN_CANVAS_FRAMES
+    assert seen_short and seen_normal
+
+
+@pytest.mark.slow
+def test_default_engine_is_token_exact_for_normal_lengths() -> None:
+    default = Engine.load(TINY, device="cpu")
+    normal = [c for c in CASES if c["num_frames"] >= MIN_CANVAS_FRAMES and c["config"] == 0]
+    assert normal
+    for case in normal:
+        codes = default.generate_codes(**kwargs_of(case["inputs"]), options=options_of(case))
+        np.testing.assert_array_equal(codes, np.asarray(case["codes"], dtype=np.int64),
+                                      err_msg=case_id(case))
 
 
 def test_unknown_language_falls_back_like_upstream() -> None:

@@ -28,6 +28,7 @@ from wyoming.tts import (
 
 from wyoming_omnivoice.server.context import WyomingContext, WyomingSettings
 from wyoming_omnivoice.server.handler import OmniVoiceEventHandler
+from wyoming_omnivoice.speech.pacing import DecodeSpeed
 from wyoming_omnivoice.speech.service import SpeechService, SpeechSettings
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 
@@ -75,6 +76,8 @@ class FakeWorker:
         self.hold: asyncio.Event | None = None
         self.alive = True
         self.queued = 0
+        #: The pacing reads the host's decode speed from the worker (a prior here).
+        self.speed = DecodeSpeed()
 
     def submit(self, request: FakeRequest) -> FakeJob:
         self.submitted.append(request)
@@ -254,3 +257,61 @@ async def test_without_streaming_the_stream_text_is_spoken_as_one(pair: Pair) ->
     events = await pair.read_until("synthesize-stopped")
     assert types(events).count("audio-start") == 1
     assert "".join(request.text for request in pair.worker.submitted) != ""
+
+
+# ---- pacing: how much text each piece speaks (speech/pacing.py) ------------------------
+
+THREE = ("The living room lights are now turned on. The kitchen is at twenty one degrees, "
+         "and the heating will switch off at ten tonight. Tomorrow will be sunny.")
+
+
+def host(pair: Pair, overhead: float, per_frame: float) -> None:
+    """Teach the service this host's decode speed, as the real worker does."""
+    for frames in (40, 80, 120):
+        pair.worker.speed.record([frames], overhead + per_frame * frames)
+
+
+async def test_a_fast_host_speaks_the_rest_in_one_piece_after_the_first(pair: Pair) -> None:
+    host(pair, 0.01, 0.001)
+    await pair.send(Synthesize(text=THREE).event())
+    events = await pair.read_until("audio-stop")
+    assert types(events).count("audio-start") == 1
+    spoken = [request.text for request in pair.worker.submitted]
+    assert spoken == ["The living room lights are now turned on.", THREE.split(". ", 1)[1]]
+    assert audio(events) == b"".join(pcm_of(piece) for piece in spoken)
+
+
+async def test_a_slow_host_speaks_clause_by_clause_in_one_cycle(pair: Pair) -> None:
+    host(pair, 2.0, 0.2)  # far slower than real time: every later piece is one clause
+    await pair.send(Synthesize(text=THREE).event())
+    events = await pair.read_until("audio-stop")
+    assert types(events).count("audio-start") == 1 == types(events).count("audio-stop")
+    spoken = [request.text for request in pair.worker.submitted]
+    assert spoken == ["The living room lights are now turned on.",
+                      "The kitchen is at twenty one degrees,",
+                      "and the heating will switch off at ten tonight.",
+                      "Tomorrow will be sunny."]
+    assert audio(events) == b"".join(pcm_of(piece) for piece in spoken)
+
+
+async def test_a_stream_merged_by_the_pacing_keeps_whole_cycles(pair: Pair) -> None:
+    host(pair, 0.01, 0.001)
+    pair.worker.hold = asyncio.Event()  # the first piece decodes until released
+    await pair.send(SynthesizeStart().event(),
+                    SynthesizeChunk(text="First sentence here. Second one now. ").event(),
+                    SynthesizeChunk(text="Third one, which is a little longer than the "
+                                         "others, comes last.").event(),
+                    SynthesizeStop().event())
+    await asyncio.sleep(0.2)
+    pair.worker.hold.set()
+    events = await pair.read_until("synthesize-stopped")
+    assert types(events).count("audio-start") == types(events).count("audio-stop")
+    spoken = [request.text for request in pair.worker.submitted]
+    assert spoken[0] == "First sentence here."
+    assert " ".join(spoken) == ("First sentence here. Second one now. Third one, which is a "
+                                "little longer than the others, comes last.")
+    assert len(spoken) == 2  # the rest came while the first decoded: one piece
+    assert audio(events) == b"".join(pcm_of(piece) for piece in spoken)
+    # No empty cycle for the pieces the merged one spoke.
+    starts = [i for i, t in enumerate(types(events)) if t == "audio-start"]
+    assert all(types(events)[i + 1] == "audio-chunk" for i in starts)

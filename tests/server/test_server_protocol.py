@@ -91,8 +91,10 @@ async def test_home_assistant_streaming_sequence(tiny_server: ServerProcess) -> 
     assert events[-1].type == "synthesize-stopped"
     assert types_of(events).count("synthesize-stopped") == 1
     cycles = audio_cycles(events)
-    # One cycle per sentence; the compatibility synthesize added nothing.
-    assert len(cycles) == 3
+    # The first sentence alone, the others in one cycle each or, when they arrived while
+    # the first decoded, merged by the pacing into one; the compatibility synthesize added
+    # nothing.
+    assert 2 <= len(cycles) <= 3
     for cycle in cycles:
         check_format(cycle)
     assert {e.type for e in events} <= {"audio-start", "audio-chunk", "audio-stop",
@@ -104,7 +106,7 @@ async def test_fragments_split_mid_word(tiny_server: ServerProcess) -> None:
     async with AsyncClient.from_uri(tiny_server.uri) as client:
         events = await stream_once(client, chunks, compat=True)
     cycles = audio_cycles(events)
-    assert len(cycles) == 3
+    assert 2 <= len(cycles) <= 3  # later sentences may be merged by the pacing
     for cycle in cycles:
         check_format(cycle)
 

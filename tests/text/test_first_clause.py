@@ -178,8 +178,10 @@ async def test_stream_first_audio_comes_from_the_clause(server_factory) -> None:
     whole = server_factory("--whole-first-sentence")
     cut_cycles = audio_cycles(await stream(cut.uri, _chunks(text)))
     whole_cycles = audio_cycles(await stream(whole.uri, _chunks(text)))
-    assert len(cut_cycles) == 3  # clause, rest of the sentence, "Tomorrow is dry."
-    assert len(whole_cycles) == 2
+    # clause, rest of the sentence, "Tomorrow is dry." (the last two, or the sentence and
+    # "Tomorrow is dry.", may be one cycle when the pacing merges what arrived meanwhile)
+    assert len(cut_cycles) in (2, 3)
+    assert len(whole_cycles) in (1, 2)
     clause_audio = len(pcm_bytes(cut_cycles[0]))
     rest_audio = len(pcm_bytes(cut_cycles[1]))
     sentence_audio = len(pcm_bytes(whole_cycles[0]))

@@ -39,6 +39,8 @@ async def test_languages_voices_first_use_anchor_and_unknown_voice(server_factor
         events = await synthesize_once(client, "Das Licht ist an.", voice="de-female")
         assert len(audio_cycles(events)) == 1 and "error" not in [e.type for e in events]
         assert "Building the anchor of voice 'de-female' on its first use" in server.log
+        assert re.search(r"Voice 'de-female': anchor ready in \d+\.\d s on its first use",
+                         server.log)
         # Built once, then reused.
         events = await synthesize_once(client, "Noch einmal.", voice="de-female")
         assert len(audio_cycles(events)) == 1

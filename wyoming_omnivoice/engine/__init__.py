@@ -19,6 +19,7 @@ __all__ = [
     "CLONING_FILES",
     "EMBEDDINGS",
     "HEADS",
+    "MIN_CANVAS_FRAMES",
     "NO_TRANSCRIPT_HINT",
     "NUM_CODEBOOKS",
     "PRECISIONS",
@@ -62,6 +63,7 @@ _PUBLIC = {
     "HEADS": "model_files",
     "VOCODER": "model_files",
     "Engine": "core",
+    "MIN_CANVAS_FRAMES": "core",
     "ModelError": "model_files",
     "NO_TRANSCRIPT_HINT": "reference",
     "NUM_CODEBOOKS": "reference",
@@ -90,6 +92,7 @@ _PUBLIC = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from wyoming_omnivoice.engine.core import MIN_CANVAS_FRAMES as MIN_CANVAS_FRAMES
     from wyoming_omnivoice.engine.core import SHORT_REPLY as SHORT_REPLY
     from wyoming_omnivoice.engine.core import Engine as Engine
     from wyoming_omnivoice.engine.decoder import DecodeOptions as DecodeOptions

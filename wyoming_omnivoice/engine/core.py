@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +57,14 @@ SAMPLES_PER_FRAME = SAMPLE_RATE // FRAME_RATE
 ROW_BUCKETS = (1, 2, 4, 8, 16)
 #: A Home Assistant reply at the 60-character limit of a "short" reply, for warm-up.
 SHORT_REPLY = "The living room lights are on and it is 21 degrees inside."
+#: The smallest target canvas decoded (frames, 1.6 s). A C port of OmniVoice reports that
+#: canvases under about 37-40 frames degenerate into a sub-50 Hz rumble instead of speech,
+#: and that the PyTorch reference does the same (kizuna-ai-lab/synthesize.cpp,
+#: ``docs/models/omnivoice-0-6b.md``); "Done." resolves to 26 frames, "Hi." to 22. A
+#: shorter estimate is decoded on this canvas and the extra silence is trimmed by the
+#: post-processing (``remove_silence`` keeps 100 ms at each edge). Upstream has no
+#: minimum: 0 decodes its canvases exactly.
+MIN_CANVAS_FRAMES = 40
 
 class Engine:
     """OmniVoice inference on onnxruntime. Blocking and not thread-safe: one owner thread."""
@@ -71,9 +80,15 @@ class Engine:
         io_binding: bool | None = None,
         buckets: bool | None = None,
         precision: str = "published",
+        min_canvas_frames: int = MIN_CANVAS_FRAMES,
     ) -> None:
         """An engine over loaded graphs (see :meth:`load`)."""
+        if not isinstance(min_canvas_frames, int) or min_canvas_frames < 0:
+            raise ValueError("min_canvas_frames must be a whole number of frames >= 0, "
+                             f"not {min_canvas_frames!r}")
         self.paths = paths
+        #: The smallest target canvas decoded (see :data:`MIN_CANVAS_FRAMES`).
+        self.min_canvas_frames = min_canvas_frames
         #: The backbone variant in use (see :mod:`.precision`).
         self.precision = precision
         self.graphs = graphs
@@ -129,6 +144,7 @@ class Engine:
         allow_tf32: bool = False,
         prepared_dir: Path | None = None,
         cache_dir: Path | None = None,
+        min_canvas_frames: int = MIN_CANVAS_FRAMES,
     ) -> Engine:
         """Load a model directory (see :mod:`.model_files`) on ``auto``/``cuda``/``cpu``.
 
@@ -139,7 +155,8 @@ class Engine:
         ``io_binding`` and ``buckets`` default to on for CUDA and off for CPU;
         ``cuda_graph`` (CUDA only) captures one CUDA graph per bucket shape, by default
         with a prepared backbone. ``allow_tf32`` lets CUDA multiply fp32 in TF32 (faster,
-        not exact; off by default).
+        not exact; off by default). ``min_canvas_frames``: the smallest target canvas (see
+        :data:`MIN_CANVAS_FRAMES`; 0 keeps upstream's canvases).
         """
         check_precision(precision)
         paths = ModelPaths.from_dir(model_dir)
@@ -182,7 +199,7 @@ class Engine:
             graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
                                  cuda_graph=cuda_graph, disabled_optimizers=disabled)
         return cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
-                   precision=precision)
+                   precision=precision, min_canvas_frames=min_canvas_frames)
 
     def warm_up(self, lengths: Sequence[int] | None = None,
                 batch_sizes: Sequence[int] = (1,)) -> int:
@@ -215,7 +232,7 @@ class Engine:
 
     # -- planning ----------------------------------------------------------------------
     def _plan(self, request: SynthesisRequest, rng: np.random.Generator | None = None) -> Plan:
-        return plan_request(request, rng)
+        return self._at_least_minimum(plan_request(request, rng))
 
     def _decode(self, plans: Sequence[Plan], options: DecodeOptions) -> list[np.ndarray]:
         items = [
@@ -300,7 +317,8 @@ class Engine:
                 plan = chunked[i][round_index]
                 if round_index > 0 and plans[i].ref_codes is None:
                     # Upstream: later chunks of an uncloned text clone chunk 0's voice.
-                    plan = replan(plan, ref_codes=codes[i][0], ref_text=chunked[i][0].text)
+                    plan = self._at_least_minimum(
+                        replan(plan, ref_codes=codes[i][0], ref_text=chunked[i][0].text))
                 round_plans.append(plan)
             for i, result in zip(members, self._decode(round_plans, options), strict=True):
                 codes[i].append(result)
@@ -356,7 +374,14 @@ class Engine:
         chunks = chunk_plan(plan)
         if len(chunks) > 1:
             _LOGGER.debug("Long text split into %d chunks", len(chunks))
+            chunks = [self._at_least_minimum(chunk) for chunk in chunks]
         return chunks
+
+    def _at_least_minimum(self, plan: Plan) -> Plan:
+        """``plan`` on at least the minimum canvas (:data:`MIN_CANVAS_FRAMES`)."""
+        if plan.num_frames >= self.min_canvas_frames:
+            return plan
+        return replace(plan, num_frames=self.min_canvas_frames)
 
     def _render(self, chunks: list[np.ndarray], ref_rms: float | None) -> np.ndarray:
         audio = [self.decode_audio(c) for c in chunks]

@@ -26,6 +26,7 @@ import numpy as np
 from wyoming_omnivoice.engine.layouts import (
     LAYOUTS,
     Batch,
+    Grid,
     bucket_for,
     choose_layout,
     grid_shapes,
@@ -109,16 +110,45 @@ class DecodeStats:
 
 
 class _PlainStep:
-    """The numpy path: each graph's outputs come back to the host as numpy arrays."""
+    """The numpy path: each graph's outputs come back to the host as numpy arrays.
+
+    The embeddings of a position depend on its own tokens only (a table lookup, and a sum
+    over the codebooks at audio positions), and only the target positions change between
+    steps. So the whole grid is embedded once, and each later step embeds the target
+    positions alone and writes them into that copy: the same values, for a fraction of
+    the embeddings graph's work on an anchored reply (its text and reference are most of
+    the row)."""
 
     def __init__(self, decoder: Decoder, batch: Batch, scorer: Graph, guidance: np.ndarray,
                  want: list[str]) -> None:
         self.decoder, self.batch, self.scorer = decoder, batch, scorer
         self.guidance, self.want = guidance, want
+        self.embeds: list[np.ndarray | None] = [None] * len(batch.grids)
+        self.targets = [batch.target_cells(grid) for grid in batch.grids]
 
     def run(self, stats: DecodeStats) -> list[np.ndarray]:
         return self.decoder.forward(self.batch, self.scorer, self.guidance,
-                                    self.want, stats)
+                                    self.want, stats, embed=self._embed)
+
+    def _embed(self, index: int, grid: Grid) -> np.ndarray:
+        embeddings = self.decoder.embeddings
+        cached = self.embeds[index]
+        rows, cols = self.targets[index]
+        if cached is None or len(cols) == 0:
+            (full,) = embeddings.session.run(
+                ["inputs_embeds"],
+                embeddings.cast_inputs({"input_ids": grid.ids, "audio_mask": grid.audio_mask}),
+                embeddings.run_options)
+            self.embeds[index] = full
+            return np.asarray(full)
+        ids = grid.ids[rows, :, cols].T[None]  # [1, 8, targets]
+        (part,) = embeddings.session.run(
+            ["inputs_embeds"],
+            embeddings.cast_inputs({"input_ids": np.ascontiguousarray(ids),
+                                    "audio_mask": grid.audio_mask[rows, cols][None]}),
+            embeddings.run_options)
+        cached[rows, cols] = part[0]
+        return cached
 
 
 class Decoder:
@@ -175,17 +205,24 @@ class Decoder:
                             guided=options.guidance_scale != 0)
 
     def forward(self, batch: Batch, scorer: Graph, guidance: np.ndarray,
-                want: list[str], stats: DecodeStats) -> list[np.ndarray]:
-        """One model evaluation: embeddings -> backbone per grid -> scoring, ``[B, 8, T]``."""
+                want: list[str], stats: DecodeStats,
+                embed: Callable[[int, Grid], np.ndarray] | None = None) -> list[np.ndarray]:
+        """One model evaluation: embeddings -> backbone per grid -> scoring, ``[B, 8, T]``.
+
+        ``embed(index, grid)``: the grid's embeddings (default: the embeddings graph on the
+        whole grid)."""
         hidden_parts = []
-        for grid in batch.grids:
+        for index, grid in enumerate(batch.grids):
             t0 = time.perf_counter()
-            (embeds,) = self.embeddings.session.run(
-                ["inputs_embeds"],
-                self.embeddings.cast_inputs({"input_ids": grid.ids,
-                                             "audio_mask": grid.audio_mask}),
-                self.embeddings.run_options,
-            )
+            if embed is not None:
+                embeds = embed(index, grid)
+            else:
+                (embeds,) = self.embeddings.session.run(
+                    ["inputs_embeds"],
+                    self.embeddings.cast_inputs({"input_ids": grid.ids,
+                                                 "audio_mask": grid.audio_mask}),
+                    self.embeddings.run_options,
+                )
             t1 = time.perf_counter()
             (hidden,) = self.backbone.session.run(
                 ["hidden_states"],

@@ -161,6 +161,15 @@ class Batch:
             slot_cols = np.array([c for _, c in slots], dtype=np.intp)[item] + frame
             self._dst.append((grid.ids, slot_rows, slot_cols))
 
+    def target_cells(self, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, cols)`` of every target position in ``grid`` (both copies): the only
+        positions whose tokens change from step to step."""
+        found = [(rows, cols) for ids, rows, cols in self._dst if ids is grid.ids]
+        if not found:
+            return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+        return (np.concatenate([rows for rows, _ in found]),
+                np.concatenate([cols for _, cols in found]))
+
     def put_all(self, tokens: np.ndarray) -> None:
         """Write the batch's current tokens ``[B, 8, T_max]`` into both copies."""
         values = tokens[self._src[0], :, self._src[1]]

@@ -88,6 +88,7 @@ def start(config: Config) -> int:
         service=service,
         settings=WyomingSettings(
             samples_per_chunk=args.samples_per_chunk, streaming=not args.no_streaming,
+            max_gap=args.max_gap,
             limits=ConnectionLimits(read_timeout=args.read_timeout,
                                     write_timeout=args.write_timeout,
                                     idle_timeout=args.idle_timeout,

@@ -64,6 +64,7 @@ class Config:
     #: None: the device's default (:data:`.flags.SHUTDOWN_TIMEOUT_S`), set at start-up.
     shutdown_timeout: float | None = None
     whole_first_sentence: bool = False
+    max_gap: float = 2.0
     no_streaming: bool = False
     zeroconf: str | None = None
     list_voices: bool = False

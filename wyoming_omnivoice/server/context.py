@@ -29,6 +29,8 @@ class WyomingSettings:
     samples_per_chunk: int = 1024
     #: Advertise streaming synthesis (streaming events are answered either way).
     streaming: bool = True
+    #: Longest wait of a client with nothing to play, in seconds (--max-gap; 0: off).
+    max_gap: float = 2.0
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from wyoming_omnivoice import __version__
 from wyoming_omnivoice.engine import PRECISIONS, default_num_steps, default_precision
+from wyoming_omnivoice.server.gap_guard import DEFAULT_MAX_GAP_S, max_gap_seconds
 from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD, preload_languages
 from wyoming_omnivoice.web.options import INGRESS_PROXY, TOKEN_ENV
 
@@ -96,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default: what a long reply takes on the device: "
                              + ", ".join(f"{s:g} on {d.upper()}"
                                          for d, s in SHUTDOWN_TIMEOUT_S.items()) + ")")
+    parser.add_argument(
+        "--max-gap", type=max_gap_seconds, default=DEFAULT_MAX_GAP_S, metavar="SECONDS",
+        help="longest a client waits with nothing to play: while a piece of a reply is "
+             "still decoding, short silences are sent inside the audio cycle (satellites "
+             f"drop or wedge after 5 s); 0 turns this off (default: {DEFAULT_MAX_GAP_S:g})")
     parser.add_argument(
         "--whole-first-sentence", action="store_true",
         help="decode a long first sentence whole instead of starting the audio with its "

@@ -48,6 +48,7 @@ from wyoming_omnivoice.server.errors import (
     RequestError,
     error_event,
 )
+from wyoming_omnivoice.server.gap_guard import GapGuard
 from wyoming_omnivoice.server.output import OrderedOutput, OutputOverflow, empty_cycle, silent_cycle
 from wyoming_omnivoice.server.request_input import (
     DescribeRequest,
@@ -59,6 +60,7 @@ from wyoming_omnivoice.server.request_input import (
 )
 from wyoming_omnivoice.server.requests import Kind, PcmBuffer, Piece, Reply, Request
 from wyoming_omnivoice.server.wire import WireError, check_fields
+from wyoming_omnivoice.speech.pacing import PlayClock
 from wyoming_omnivoice.speech.service import AudioPiece, Speech, VoiceWish
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
@@ -86,7 +88,9 @@ class OmniVoiceEventHandler(Connection):
         self.ctx = context
         self.service = context.service
         self._output = OrderedOutput(self, context.sample_rate,
-                                     finish=self._finish, abort=self._abort)
+                                     finish=self._finish, abort=self._abort,
+                                     guard=GapGuard(context.settings.max_gap),
+                                     write_silence=self.write_silence)
         #: This connection's requests that are not finished.
         self._requests: set[Request] = set()
         self._stream: _Stream | None = None
@@ -149,6 +153,12 @@ class OmniVoiceEventHandler(Connection):
     async def write_event(self, event: Event) -> None:
         await super().write_event(event)
         self.ctx.metrics.sent(self, event)
+
+    async def write_silence(self, event: Event, seconds: float) -> None:
+        """A chunk of the gap guard's silence: audio for the client, not for the figures
+        of audio and first audio (the metrics count its seconds on their own)."""
+        await super().write_event(event)
+        self.ctx.metrics.silence_sent(seconds)
 
     async def handle_event(self, event: Event) -> bool:
         self.ctx.metrics.received(self, event)
@@ -232,16 +242,16 @@ class OmniVoiceEventHandler(Connection):
             self._reply(*silent_cycle(self.ctx.sample_rate))
             return
         try:
-            speech = service.admit(voice, ssml=ssml)
+            speech = service.admit(voice, ssml=ssml, clock=PlayClock())
         except RequestError as err:
             self._decline(_SYNTHESIZE, err)
             return
         request = self._track(Kind.ONE_SHOT, voice, speech)
         _LOGGER.debug("One-shot with voice %s in %d piece(s)", voice.name, len(texts))
-        for index, piece_text in enumerate(texts):
-            last = index == len(texts) - 1
-            self._queue(request, speech.say(piece_text), opens=index == 0, closes=last,
-                        ends_request=last)
+        pieces = [piece for piece_text in texts for piece in speech.say_sentence(piece_text)]
+        for index, piece in enumerate(pieces):
+            last = index == len(pieces) - 1
+            self._queue(request, piece, opens=index == 0, closes=last, ends_request=last)
 
     async def _on_stream_start(self, start: StreamStart) -> None:
         await self._close_open_stream()
@@ -249,7 +259,7 @@ class OmniVoiceEventHandler(Connection):
         try:
             service.check_open()
             voice = service.route(start.voice)
-            speech = (service.admit(voice, ssml=start.ssml, streamed=True)
+            speech = (service.admit(voice, ssml=start.ssml, streamed=True, clock=PlayClock())
                       if self.ctx.settings.streaming else None)
         except RequestError as err:
             self._refused_stream(err)
@@ -282,7 +292,8 @@ class OmniVoiceEventHandler(Connection):
         if self.closed or not request.active:
             return
         for piece in pieces:
-            self._queue(request, piece, opens=True, closes=True, ends_request=False)
+            self._queue(request, piece, opens=piece.starts_sentence,
+                        closes=piece.ends_sentence, ends_request=False)
 
     async def _on_stream_stop(self) -> None:
         stream = self._stream
@@ -295,7 +306,8 @@ class OmniVoiceEventHandler(Connection):
         speech = request.speech
         if request.active and speech is not None:
             for piece in speech.finish_text():
-                self._queue(request, piece, opens=True, closes=True, ends_request=False)
+                self._queue(request, piece, opens=piece.starts_sentence,
+                        closes=piece.ends_sentence, ends_request=False)
             if not speech.spoke:
                 # Nothing to say (blank text): a silent audio cycle all the same, as for a
                 # one-shot; Home Assistant builds its WAV from audio-start (else: no file).
@@ -326,7 +338,8 @@ class OmniVoiceEventHandler(Connection):
         return PcmBuffer(self.ctx.settings.samples_per_chunk)
 
     def _track(self, kind: Kind, voice: VoicePreset, speech: Speech) -> Request:
-        request = Request(kind=kind, voice=voice, pcm=self._pcm(), speech=speech)
+        request = Request(kind=kind, voice=voice, pcm=self._pcm(), speech=speech,
+                          clock=speech.clock or PlayClock())
         self._requests.add(request)
         return request
 
@@ -337,7 +350,8 @@ class OmniVoiceEventHandler(Connection):
     def _queue(self, request: Request, piece: AudioPiece, *, opens: bool, closes: bool,
                ends_request: bool) -> None:
         self._output.put(Piece(request=request, text=piece.text, task=piece.task,
-                               opens=opens, closes=closes, ends_request=ends_request))
+                               opens=opens, closes=closes, ends_request=ends_request,
+                               source=piece))
 
     # ---- replies, refusals and the end of a connection -------------------------------
 

@@ -117,6 +117,9 @@ class NoMetrics:
     def batch_done(self, size: int, seconds: float, samples: Sequence[int]) -> None:
         """The worker decoded a batch of ``size`` in ``seconds``; samples per item."""
 
+    def silence_sent(self, seconds: float) -> None:
+        """The gap guard sent ``seconds`` of silence while a piece decoded."""
+
 
 def _never_raises(hook: Callable[P, None]) -> Callable[P, None]:
     """A metrics bug must never cost a request, a connection or the worker thread."""
@@ -155,6 +158,9 @@ class ServerMetrics(NoMetrics):
                                      registry=reg)
         self.audio = Counter(f"{PREFIX}_audio_seconds", "Seconds of audio sent to clients",
                              registry=reg)
+        self.silence = Counter(f"{PREFIX}_silence_seconds", "Seconds of silence the gap "
+                               "guard sent while a piece decoded (--max-gap; not in "
+                               "audio_seconds or first_audio_seconds)", registry=reg)
         self.batch_size = Histogram(f"{PREFIX}_batch_size", "Requests decoded together",
                                     buckets=BATCH_BUCKETS, registry=reg)
         self.decode = Histogram(f"{PREFIX}_decode_seconds", "Time to decode one batch",
@@ -239,6 +245,10 @@ class ServerMetrics(NoMetrics):
             for item in track.pending:
                 self.requests.labels(ERROR if item.code else DISCONNECTED,
                                      item.code or "").inc()
+
+    @_never_raises
+    def silence_sent(self, seconds: float) -> None:
+        self.silence.inc(seconds)
 
     # ---- worker hook (worker thread) -------------------------------------------------
 

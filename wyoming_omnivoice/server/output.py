@@ -10,6 +10,12 @@ The queue is bounded: a client that sends requests without reading the answers (
 ``describe`` adds an ``info``) can have at most :data:`MAX_QUEUED_REPLIES` replies waiting.
 One more closes that connection (:class:`OutputOverflow`); nobody else notices. Pieces of
 text are bounded already, by ``--max-text-length`` and ``--max-concurrent``.
+
+While a piece is still decoding, the gap guard (:mod:`.gap_guard`, ``--max-gap``) sends
+short silences inside its audio cycle, so the client never waits longer than that with
+nothing to play. A piece the speech service's pacing let an earlier piece speak
+(``source.absorbed``) writes nothing; the earlier piece ends its audio cycle where the last
+piece it spoke would have (``source.run``).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
@@ -29,7 +35,9 @@ from wyoming_omnivoice.server.errors import (
     error_event,
     request_error_for,
 )
+from wyoming_omnivoice.server.gap_guard import GapGuard
 from wyoming_omnivoice.server.requests import CycleState, Piece, Reply, Request, audio_to_pcm
+from wyoming_omnivoice.speech.service import Audio
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -73,9 +81,15 @@ class OrderedOutput:
     """The ordered, bounded output of one connection."""
 
     def __init__(self, connection: Connection, sample_rate: int, *,
-                 finish: Callable[[Request], None], abort: Callable[[], None]) -> None:
+                 finish: Callable[[Request], None], abort: Callable[[], None],
+                 guard: GapGuard | None = None,
+                 write_silence: Callable[[Event, float], Awaitable[None]] | None = None
+                 ) -> None:
         self._connection = connection
         self._rate = sample_rate
+        self._guard = guard if guard is not None and guard.enabled else None
+        #: Writes a chunk of silence (the metrics count it apart from real audio).
+        self._write_silence = write_silence
         self._finish = finish
         self._abort = abort
         self._items: deque[Piece | Reply] = deque()
@@ -156,7 +170,7 @@ class OrderedOutput:
                 piece.task.cancel()
         else:
             try:
-                audio = await piece.task
+                audio = await self._wait_for_audio(piece)
             except asyncio.CancelledError:
                 if self._connection.closed:
                     raise
@@ -166,16 +180,20 @@ class OrderedOutput:
             except Exception as err:  # engine or queue failure: fail this request only
                 await self._fail(request, request_error_for(err))
         pcm = request.pcm
-        if audio is not None and request.active:
-            if piece.opens:
+        source = piece.source
+        absorbed = source is not None and source.absorbed
+        closes = piece.closes if source is None or source.run <= 1 else \
+            self._closes_after(piece, source.run - 1)
+        if audio is not None and request.active and not absorbed:
+            if piece.opens and pcm.cycle is not CycleState.OPEN:  # (silence may have opened it)
                 await self._write(audio_start_event(self._rate))
                 pcm.open()
             for chunk in pcm.push(audio_to_pcm(audio)):
-                await self._write_chunk(chunk)
-        if pcm.cycle is CycleState.OPEN and (piece.closes or not request.active):
+                await self._write_chunk(request, chunk)
+        if pcm.cycle is CycleState.OPEN and ((closes and not absorbed) or not request.active):
             rest = pcm.close()
             if rest:
-                await self._write_chunk(rest)
+                await self._write_chunk(request, rest)
             await self._write(AudioStop().event())
         if piece.ends_request:
             if pcm.cycle is CycleState.NOT_STARTED:  # failed before any audio
@@ -187,6 +205,62 @@ class OrderedOutput:
         request.fail()
         await self._write(error_event(err))
 
-    async def _write_chunk(self, pcm: bytes) -> None:
-        await self._write(AudioChunk(rate=self._rate, width=SAMPLE_WIDTH, channels=CHANNELS,
-                                     audio=pcm).event())
+    def _closes_after(self, piece: Piece, later: int) -> bool:
+        """Whether the ``later``-th queued piece of ``piece``'s request after it closes its
+        cycle (the last piece ``piece`` speaks for)."""
+        seen = 0
+        for item in self._items:
+            if isinstance(item, Piece) and item.request is piece.request:
+                seen += 1
+                if seen == later:
+                    return item.closes
+        return piece.closes
+
+    async def _write_chunk(self, request: Request, pcm: bytes) -> None:
+        await self._write(self._chunk_event(pcm))
+        request.clock.sent(len(pcm) / (SAMPLE_WIDTH * CHANNELS * self._rate))
+
+    def _chunk_event(self, pcm: bytes) -> Event:
+        return AudioChunk(rate=self._rate, width=SAMPLE_WIDTH, channels=CHANNELS,
+                          audio=pcm).event()
+
+    # ---- the gap guard ---------------------------------------------------------------
+
+    async def _wait_for_audio(self, piece: Piece) -> Audio:
+        """The piece's audio; while it decodes, silence whenever the client would wait too
+        long with nothing to play (only where this piece may open or continue a cycle)."""
+        task = piece.task
+        assert task is not None
+        guard = self._guard
+        request = piece.request
+        if piece.source is not None and piece.source.absorbed:
+            guard = None  # another piece speaks its text
+        while guard is not None and not task.done() and request.active:
+            if not (piece.opens or request.pcm.cycle is CycleState.OPEN):
+                break
+            due = guard.due_in(request.clock)
+            if due is not None and due > 0:
+                await asyncio.wait([task], timeout=due)
+                continue
+            await self._send_silence(request, guard.step_s)
+        return await task
+
+    async def _send_silence(self, request: Request, seconds: float) -> None:
+        pcm = request.pcm
+        if pcm.cycle is not CycleState.OPEN:
+            await self._write(audio_start_event(self._rate))
+            pcm.open()
+        rest = pcm.flush()  # the real audio still held back goes first, on its own
+        if rest:
+            await self._write_chunk(request, rest)
+        # Whole chunks of silence, so what the client gets is audio, then silence, exactly.
+        chunk = bytes(pcm.chunk_bytes)
+        chunk_s = len(chunk) / (SAMPLE_WIDTH * CHANNELS * self._rate)
+        for _ in range(max(1, round(seconds / chunk_s))):
+            event = self._chunk_event(chunk)
+            if self._write_silence is not None:
+                await self._write_silence(event, chunk_s)
+            else:
+                await self._write(event)
+            request.clock.sent(chunk_s, silence=True)
+        _LOGGER.debug("Gap guard: %.2f s of silence while a piece decodes", seconds)

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from wyoming.event import Event
 
-from wyoming_omnivoice.speech.service import Speech
+from wyoming_omnivoice.speech.pacing import PlayClock
+from wyoming_omnivoice.speech.service import AudioPiece, Speech
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
 
@@ -64,6 +65,11 @@ class PcmBuffer:
         return [data[offset:offset + self.chunk_bytes]
                 for offset in range(0, full, self.chunk_bytes)]
 
+    def flush(self) -> bytes:
+        """The remainder, sent now as a short chunk (before silence); the cycle stays open."""
+        rest, self._rest = self._rest, b""
+        return rest
+
     def close(self) -> bytes:
         """End the cycle; the remainder still to send (possibly empty)."""
         rest, self._rest = self._rest, b""
@@ -87,6 +93,9 @@ class Request:
     #: The speech service's side of the request (None: refused before it was admitted).
     speech: Speech | None = None
     state: RequestState = RequestState.ACTIVE
+    #: When the client runs out of audio: the gap guard's clock, shared with the pacing
+    #: of the speech service (``speech.clock``).
+    clock: PlayClock = field(default_factory=PlayClock)
 
     @property
     def active(self) -> bool:
@@ -119,6 +128,9 @@ class Piece:
     #: The one-shot's last piece: its ending (``audio-stop``) is written after it whatever
     #: happened before.
     ends_request: bool = False
+    #: The speech service's piece: the pacing may let it speak the pieces after it
+    #: (``source.run``) or have an earlier one speak it (``source.absorbed``).
+    source: AudioPiece | None = None
 
 
 @dataclass(eq=False)

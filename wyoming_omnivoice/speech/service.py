@@ -15,6 +15,11 @@ A request's life:
    sentence from streamed text: :meth:`Speech.add_text`, :meth:`Speech.finish_text`). The
    pieces of one request are decoded in order: piece N+1 is submitted once piece N was taken
    by the worker, so N+1 decodes while N is being sent.
+   How much text each piece speaks is paced (:mod:`.pacing`): text is queued as clauses
+   and sentences, and a piece about to go to the worker takes the queued text after it
+   that this host decodes before the client runs out of audio (those pieces are
+   *absorbed*: their audio is empty, ``AudioPiece.absorbed``; the piece's ``run`` says
+   how many it speaks).
 4. :meth:`Speech.close` frees the slot; :meth:`Speech.cancel` drops what is still pending
    (the client went away).
 
@@ -27,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -35,6 +41,16 @@ import numpy as np
 
 from wyoming_omnivoice.speech.admission import Demand, RequestSlots
 from wyoming_omnivoice.speech.errors import BUSY, SHUTTING_DOWN, TEXT_TOO_LONG, RequestError
+from wyoming_omnivoice.speech.pacing import (
+    PlannedPiece,
+    PlayClock,
+    Unit,
+    audio_seconds,
+    joined_frames,
+    piece_frames,
+    plan_piece,
+    units_of,
+)
 from wyoming_omnivoice.speech.request_builder import RequestBuilder
 from wyoming_omnivoice.speech.text_thread import TextThread
 from wyoming_omnivoice.speech.worker import InferenceWorker
@@ -194,14 +210,17 @@ class SpeechService:
     async def prepare_one_shot(self, text: str, *, ssml: bool = False) -> list[str]:
         """The pieces a one-shot text is spoken in; empty when there is nothing to say."""
         return await self.text.prepare(len(text), prepare_one_shot, text, ssml=ssml,
-                                       first_clause=self.settings.first_clause)
+                                       first_clause=self.settings.first_clause, group=False)
 
     # ---- requests --------------------------------------------------------------------
 
     def admit(self, voice: VoicePreset, *, ssml: bool = False, streamed: bool = False,
-              override: Override | None = None) -> Speech:
-        """A slot for one request, or ``busy``."""
-        speech = Speech(self, voice, ssml=ssml, streamed=streamed, override=override)
+              override: Override | None = None, clock: PlayClock | None = None) -> Speech:
+        """A slot for one request, or ``busy``. ``clock``: when its client runs out of
+        audio (kept by the protocol side as it sends audio); with it, later pieces are
+        paced to decode before then, without it they are as long as allowed."""
+        speech = Speech(self, voice, ssml=ssml, streamed=streamed, override=override,
+                        clock=clock)
         if not self.slots.try_acquire(speech):
             raise RequestError(f"Server busy: {self.slots.limit} requests in progress "
                                "(--max-concurrent); try again shortly", BUSY)
@@ -218,7 +237,8 @@ class SpeechService:
             return np.zeros(0, dtype=np.float32)
         speech = self.admit(voice, ssml=ssml, override=override)
         try:
-            audio = [await piece.audio() for piece in [speech.say(p) for p in pieces]]
+            said = [piece for text in pieces for piece in speech.say_sentence(text)]
+            audio = [await piece.audio() for piece in said]
         except BaseException:
             speech.cancel()
             raise
@@ -230,7 +250,7 @@ class SpeechService:
         """``run(engine)`` on the worker thread, between batches."""
         return await asyncio.wrap_future(self.worker.call(run))
 
-    async def _produce(self, speech: Speech, text: str,
+    async def _produce(self, speech: Speech, piece: AudioPiece,
                        previous: asyncio.Future[None] | None,
                        started: asyncio.Future[None]) -> Audio:
         """Submit after the previous piece of the request started; return its audio."""
@@ -240,6 +260,9 @@ class SpeechService:
                 await asyncio.wait([previous])
             if not speech.active:
                 raise asyncio.CancelledError
+            if piece.absorbed:  # an earlier piece speaks this text
+                return np.zeros(0, dtype=np.float32)
+            text, predicted = speech.plan(piece)
             # Normalisation is text work of unknown cost: off the event loop.
             request = await self.text.run(self._make_request, speech.voice, text)
             if speech.override is not None:
@@ -248,6 +271,8 @@ class SpeechService:
                 raise asyncio.CancelledError
             job = self.worker.submit(request)
             await asyncio.wait([job.started])
+            predicted.started = time.monotonic()
+            speech.planned = predicted
             if not started.done():
                 started.set_result(None)
             return await job.future
@@ -264,11 +289,20 @@ class SpeechService:
 
 
 class AudioPiece:
-    """One piece of text of a request and the task that makes its audio."""
+    """One piece of text of a request (a clause or a sentence) and the task that makes its
+    audio."""
 
-    def __init__(self, text: str, task: asyncio.Task[Audio]) -> None:
-        self.text = text
-        self.task = task
+    def __init__(self, unit: Unit, *, starts_sentence: bool = True) -> None:
+        self.unit = unit
+        self.text = unit.text
+        #: The first / last piece of its sentence (a stream's audio cycle).
+        self.starts_sentence = starts_sentence
+        self.ends_sentence = unit.ends_sentence
+        self.task: asyncio.Task[Audio]  # set by Speech._say, which makes it
+        #: An earlier piece speaks this one's text (its audio is empty).
+        self.absorbed = False
+        #: How many pieces this one speaks (itself and the absorbed ones after it).
+        self.run = 1
 
     async def audio(self) -> Audio:
         return await self.task
@@ -278,8 +312,15 @@ class Speech:
     """One admitted request (a one-shot text or a stream): its pieces, in order."""
 
     def __init__(self, service: SpeechService, voice: VoicePreset, *, ssml: bool,
-                 streamed: bool, override: Override | None = None) -> None:
+                 streamed: bool, override: Override | None = None,
+                 clock: PlayClock | None = None) -> None:
         self._service = service
+        #: When the client runs out of audio (None: not paced, e.g. a whole-text request).
+        self.clock = clock
+        #: What the pacing predicted for the piece the worker took last.
+        self.planned: PlannedPiece | None = None
+        #: Pieces handed over but not yet planned, in order.
+        self._waiting: list[AudioPiece] = []
         self.voice = voice
         self.override = override
         self.ssml = ssml
@@ -303,17 +344,57 @@ class Speech:
         return any(not task.done() for task in self._tasks)
 
     def say(self, text: str) -> AudioPiece:
-        """Speak ``text`` (prepared already) after the pieces before it."""
+        """Speak ``text`` (prepared already) after the pieces before it, as one piece that
+        ends a sentence (the pacing may still let it speak what follows)."""
+        return self._say(Unit(text, True, piece_frames(text)))
+
+    def say_sentence(self, text: str) -> list[AudioPiece]:
+        """Speak one sentence (prepared already) as its clauses: pieces the pacing joins
+        again into whole sentences whenever this host is fast enough."""
+        units = units_of(text)
+        return [self._say(unit, starts_sentence=index == 0) for index, unit in
+                enumerate(units)]
+
+    def _say(self, unit: Unit, *, starts_sentence: bool = True) -> AudioPiece:
         service = self._service
         loop = asyncio.get_running_loop()
         previous = self._last_started
         started: asyncio.Future[None] = loop.create_future()
         self._last_started = started
+        piece = AudioPiece(unit, starts_sentence=starts_sentence)
+        self._waiting.append(piece)
         service.demand.enter(self)
-        task = loop.create_task(service._produce(self, text, previous, started))
-        self._tasks.add(task)
-        task.add_done_callback(self._piece_done)
-        return AudioPiece(text, task)
+        piece.task = loop.create_task(service._produce(self, piece, previous, started))
+        self._tasks.add(piece.task)
+        piece.task.add_done_callback(self._piece_done)
+        return piece
+
+    def plan(self, piece: AudioPiece) -> tuple[str, PlannedPiece]:
+        """The text ``piece`` speaks: its own and the waiting pieces after it that this host
+        decodes before the client runs out of audio (:func:`.pacing.plan_piece`)."""
+        queued = self._waiting
+        waiting = queued[queued.index(piece):] if piece in queued else [piece]
+        now = time.monotonic()
+        if self.clock is None:
+            budget = None if self.planned is None else float("inf")
+        else:
+            budget = None if self.planned is None else \
+                self.planned.budget(now, self.clock.runs_out)
+        speed = self._service.worker.speed
+        count = plan_piece([p.unit for p in waiting], budget, speed)
+        taken = waiting[:count]
+        for other in taken[1:]:
+            other.absorbed = True
+        piece.run = count
+        self._waiting = [p for p in queued if p not in taken]
+        text = " ".join(p.text for p in taken)
+        frames = joined_frames([p.unit for p in taken])
+        predicted = PlannedPiece(started=now, decode_s=speed.predict(frames),
+                                 audio_s=audio_seconds(text))
+        _LOGGER.debug("Pacing: a piece of %d unit(s), %d frames, predicted decode %.2f s, "
+                      "budget %s", count, frames, predicted.decode_s,
+                      "(first piece)" if budget is None else f"{budget:.2f} s")
+        return text, predicted
 
     async def add_text(self, chunk: str) -> list[AudioPiece]:
         """Streamed text: the pieces of the sentences it completes (``text-too-long`` past
@@ -334,7 +415,7 @@ class Speech:
         for sentence in sentences:
             text = prepare_streamed_sentence(sentence, ssml=self.ssml)
             if text is not None:
-                pieces.append(self.say(text))
+                pieces += self.say_sentence(text)
         return pieces
 
     def _piece_done(self, task: asyncio.Task[Audio]) -> None:

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from wyoming_omnivoice.speech.pacing import DecodeSpeed, piece_frames
 from wyoming_omnivoice.voices.engine_thread import EngineThreadStopped
 
 if TYPE_CHECKING:
@@ -132,6 +133,8 @@ class InferenceWorker:
         self.on_death = on_death
         #: Called after each decoded batch: (size, seconds, samples per item) (metrics).
         self.on_batch = on_batch
+        #: This host's decode speed, learned from the batches decoded (the pacing).
+        self.speed = DecodeSpeed()
         self._pending: deque[Job] = deque()
         self._calls: deque[_Call] = deque()
         self._running = 0
@@ -338,6 +341,7 @@ class InferenceWorker:
         self.batches += 1
         self.jobs_done += len(batch)
         self.largest_batch = max(self.largest_batch, len(batch))
+        self.speed.record([piece_frames(request.text) for request in requests], elapsed)
         if self.on_batch is not None:
             self.on_batch(len(batch), elapsed, [len(audio) for audio in audios])
         _LOGGER.debug("Decoded a batch of %d in %.3f s (oldest waited %.3f s)", len(batch),

@@ -93,3 +93,31 @@ def split_first_clause(sentence: str, limit: int = FIRST_CLAUSE_ABOVE,
         return [sentence]
     clause, rest = sentence[:end].strip(), sentence[end:].strip()
     return [clause, rest] if clause and rest else [sentence]
+
+
+#: Later clauses a sentence is cut into when a host is slow are at least this long.
+MIN_LATER_CLAUSE = 20
+
+
+def split_clauses(sentence: str, minimum: int = MIN_LATER_CLAUSE) -> list[str]:
+    """``sentence`` cut at every clause boundary where both sides hold at least
+    ``minimum`` units (Latin letters); joined with spaces the clauses give it back.
+
+    The pacing of a reply (:mod:`..speech.pacing`) merges them again into whole sentences
+    whenever the host is fast enough; only a slow host speaks them as separate pieces.
+    """
+    text = sentence.strip()
+    clauses: list[str] = []
+    start = 0
+    for index in range(len(text)):
+        end = clause_end_at(text, index)
+        if end is None:
+            continue
+        head, rest = text[start:end].strip(), text[end:].strip()
+        if spoken_length(head) >= minimum and spoken_length(rest) >= minimum:
+            clauses.append(head)
+            start = end
+    tail = text[start:].strip()
+    if tail:
+        clauses.append(tail)
+    return clauses or [text]

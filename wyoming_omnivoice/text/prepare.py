@@ -83,15 +83,20 @@ def feed(splitter: SentenceSplitter, text: str) -> list[str]:
     return sentences
 
 
-def prepare_one_shot(text: str, *, ssml: bool = False, first_clause: bool = False
-                     ) -> list[str]:
-    """The pieces to speak for a one-shot request, in order; empty when nothing is said."""
+def prepare_one_shot(text: str, *, ssml: bool = False, first_clause: bool = False,
+                     group: bool = True) -> list[str]:
+    """The pieces to speak for a one-shot request, in order; empty when nothing is said.
+
+    ``group=False``: the sentences (and the first clause) as they are, for the server's
+    pacing (:mod:`..speech.pacing`), which groups them by this host's decode speed.
+    """
     if ssml:
         text = ssml_to_text(text)
     splitter = SentenceSplitter(first_clause=first_clause)
     parts = feed(splitter, text) + splitter.finish()
-    sentences = (prepare_sentence(part) for part in parts)
-    return group_sentences([sentence for sentence in sentences if has_speech(sentence)])
+    sentences = [sentence for sentence in (prepare_sentence(part) for part in parts)
+                 if has_speech(sentence)]
+    return group_sentences(sentences) if group else sentences
 
 
 def prepare_streamed_sentence(sentence: str, *, ssml: bool = False) -> str | None:

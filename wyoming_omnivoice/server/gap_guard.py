@@ -1,0 +1,68 @@
+"""The gap guard: no client waits longer than ``--max-gap`` seconds with nothing to play.
+
+A Voice PE satellite wedges after about 5 s without audio in a streamed reply and needs a
+power cycle (esphome/home-assistant-voice-pe#612); non-streamed replies drop at exactly
+5 s (#397). On a CPU slower than real time the next piece of a reply can take longer to
+decode than the audio already sent lasts. While a piece is still decoding, the output
+therefore sends short chunks of silence inside the audio cycle (and opens the cycle with
+silence when the first piece is late): the client always has something to play.
+
+Each request has a :class:`..speech.pacing.PlayClock`: the client is taken to play every
+chunk in real time from the moment it arrives, so it runs out of audio at ``runs_out``. A silence of
+:data:`SILENCE_STEP_S` is due :data:`MARGIN_S` before the client would have waited
+``max_gap`` seconds; before the first audio the wait counts from the request. The added
+delay to the real audio is at most one step per ``max_gap`` of waiting, many short gaps
+instead of one long one. Silence counts as audio for the client, never for a first-audio
+figure (the metrics count it on its own: ``omnivoice_silence_seconds_total``).
+
+``--max-gap 0`` turns the guard off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from wyoming_omnivoice.speech.pacing import PlayClock
+
+#: The default longest wait with nothing to play (seconds); under the satellites' 5 s.
+DEFAULT_MAX_GAP_S = 2.0
+#: Silence sent each time the guard acts (seconds): short, so real audio is barely delayed.
+SILENCE_STEP_S = 0.25
+#: The guard acts this long before the wait would reach ``max_gap`` (event loop latency).
+MARGIN_S = 0.2
+#: The smallest ``--max-gap`` (the guard must be able to act before it).
+MIN_MAX_GAP_S = 0.5
+
+
+class GapGuard:
+    """When silence is due, for one connection's requests (``max_gap`` 0: never)."""
+
+    def __init__(self, max_gap_s: float = DEFAULT_MAX_GAP_S,
+                 step_s: float = SILENCE_STEP_S, margin_s: float = MARGIN_S) -> None:
+        self.max_gap_s = max_gap_s
+        self.step_s = step_s
+        self.margin_s = min(margin_s, max_gap_s / 2)
+
+    @property
+    def enabled(self) -> bool:
+        return self.max_gap_s > 0
+
+    def due_in(self, clock: PlayClock, now: float | None = None) -> float | None:
+        """Seconds until silence is due for ``clock`` (<= 0: now; None: guard off)."""
+        if not self.enabled:
+            return None
+        now = time.monotonic() if now is None else now
+        return clock.idle_since() + self.max_gap_s - self.margin_s - now
+
+
+def max_gap_seconds(value: str) -> float:
+    """``--max-gap``: 0 (off) or seconds from :data:`MIN_MAX_GAP_S`."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if seconds != 0 and not MIN_MAX_GAP_S <= seconds <= 60:
+        raise argparse.ArgumentTypeError(
+            f"{value}: use 0 (off) or {MIN_MAX_GAP_S} to 60 seconds")
+    return seconds
