@@ -30,11 +30,9 @@ and the worker.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -52,6 +50,7 @@ from wyoming_omnivoice.speech.pacing import (
     units_of,
 )
 from wyoming_omnivoice.speech.request_builder import RequestBuilder
+from wyoming_omnivoice.speech.requests import Override, SpeechSettings, VoiceWish
 from wyoming_omnivoice.speech.text_thread import TextThread
 from wyoming_omnivoice.speech.worker import InferenceWorker
 from wyoming_omnivoice.text.prepare import feed, prepare_one_shot, prepare_streamed_sentence
@@ -59,55 +58,13 @@ from wyoming_omnivoice.text.sentences import SentenceSplitter
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 
 if TYPE_CHECKING:
-    from wyoming_omnivoice.engine import Engine, SynthesisRequest
+    from wyoming_omnivoice.engine import Engine
     from wyoming_omnivoice.voices.watch import NewVoice
 
 _LOGGER = logging.getLogger(__name__)
 
 Audio = np.ndarray[Any, np.dtype[np.float32]]
 T = TypeVar("T")
-
-@dataclass(frozen=True)
-class VoiceWish:
-    """The voice a request asks for: a name and/or a language (a speaker is ignored)."""
-
-    name: str | None = None
-    language: str | None = None
-
-
-@dataclass(frozen=True)
-class Override:
-    """What a caller sets beyond the voice (the studio's takes, a fixed seed): a reference
-    that replaces the voice's anchor or clone prompt, and the decode's seed."""
-
-    ref_codes: Any = None
-    ref_text: str | None = None
-    ref_rms: float | None = None
-    seed: int | None = None
-
-    def apply(self, request: SynthesisRequest) -> SynthesisRequest:
-        changes: dict[str, Any] = {}
-        if self.ref_codes is not None:
-            changes.update(ref_codes=self.ref_codes, ref_text=self.ref_text,
-                           ref_rms=self.ref_rms)
-        if self.seed is not None:
-            changes["seed"] = self.seed
-        return dataclasses.replace(request, **changes) if changes else request
-
-
-@dataclass(frozen=True)
-class SpeechSettings:
-    """Fixed at start-up."""
-
-    default_voice: str
-    sample_rate: int
-    #: Longest text per request, in characters (--max-text-length).
-    max_text_length: int = 5000
-    #: Requests (one-shot or stream) served at once (--max-concurrent).
-    max_concurrent: int = 16
-    #: A long first sentence is spoken from its first clause (off: --whole-first-sentence).
-    first_clause: bool = True
-
 
 class SpeechService:
     """Text in, audio out, for every protocol (see the module docstring)."""
