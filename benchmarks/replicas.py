@@ -98,7 +98,9 @@ class Replica:
         argv = [sys.executable, "-m", "wyoming_omnivoice",
                 "--uri", f"tcp://127.0.0.1:{self.port}", "--data-dir", str(self.data_dir),
                 "--metrics-uri", f"http://127.0.0.1:{self.metrics_port}", "--deterministic",
-                *self.server_args]
+                # byte-identical streams: no keep-alive silence, whose place depends on how
+                # long each replica's decode takes (--deterministic fixes the speech only)
+                "--max-gap", "0", *self.server_args]
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(argv, cwd=REPO_ROOT, stdout=log,
                                             stderr=subprocess.STDOUT)
