@@ -266,6 +266,7 @@ async def test_new_requests_are_refused_while_draining(tmp_path: Path, shared_da
 def test_cuda_failure_falls_back_to_cpu_only_with_auto(monkeypatch: pytest.MonkeyPatch,
                                                        caplog: pytest.LogCaptureFixture) -> None:
     """A GPU provider that fails to create sessions: auto falls back loudly, cuda stops."""
+    from wyoming_omnivoice import engine as engine_api
     from wyoming_omnivoice.engine import core, sessions
     from wyoming_omnivoice.engine.sessions import ProviderChoice
 
@@ -278,6 +279,8 @@ def test_cuda_failure_falls_back_to_cpu_only_with_auto(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(core, "choose_providers", broken_gpu)
     monkeypatch.setattr(sessions, "choose_providers", broken_gpu)
+    # the engine's public interface caches the name once it was asked for it
+    monkeypatch.setattr(engine_api, "choose_providers", broken_gpu, raising=False)
     with caplog.at_level(logging.ERROR):
         engine = startup.load_engine(TINY_MODEL, "auto")
     assert engine.device == "cpu"
