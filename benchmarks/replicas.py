@@ -62,6 +62,9 @@ READY_TIMEOUT_S = 300.0
 #: HAProxy marks a server up after ``rise 2`` checks ``inter 1s`` apart.
 HAPROXY_SETTLE_S = 3.0
 
+#: Seconds a client waits before it retries a failed request.
+RETRY_BACKOFF_S = 0.25
+
 SENTENCES = [
     "Turned on the kitchen lights.",
     "The living room is at twenty one degrees.",
@@ -290,7 +293,11 @@ async def run_load(uri: str, requests: int, clients: int, *, retries: int = 1,
             index = queue.get_nowait()
             outcome = Outcome(SENTENCES[index % len(SENTENCES)])
             outcomes.append(outcome)
-            for _ in range(1 + retries):
+            for number in range(1 + retries):
+                if number:
+                    # A retry at once can reach a killed replica's socket in the moment
+                    # between SIGKILL and the process's exit; clients back off a little.
+                    await asyncio.sleep(RETRY_BACKOFF_S)
                 attempt = await ha_request(uri, outcome.text, streaming=index % 2 == 1)
                 outcome.attempts.append(attempt)
                 if attempt.served:
