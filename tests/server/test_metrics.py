@@ -118,7 +118,10 @@ def test_download_only_exits_after_the_model_check(tmp_path: Path) -> None:
 async def test_deterministic_replicas_give_identical_audio(server_factory,
                                                            tmp_path: Path) -> None:
     """Two servers, each with its own data dir (own anchors): the same audio."""
-    servers = [server_factory("--deterministic", data_dir=tmp_path / f"replica-{index}")
+    # --max-gap 0: byte for byte, without the gap guard's keep-alive silence, whose place
+    # depends on each server's decode time (--deterministic fixes the speech; README)
+    servers = [server_factory("--deterministic", "--max-gap", "0",
+                              data_dir=tmp_path / f"replica-{index}")
                for index in range(2)]
     text = "The kitchen lights are on. It is twenty degrees."
     first = [pcm_bytes(await synthesize(server.uri, text)) for server in servers]
