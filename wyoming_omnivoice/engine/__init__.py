@@ -8,8 +8,9 @@ lists the API.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from wyoming_omnivoice.engine.lazy_exports import lazy_getattr
 
 __all__ = [
     "BACKBONE",
@@ -132,10 +133,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.sessions import return_freed_memory as return_freed_memory
 
 
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _PUBLIC, globals())

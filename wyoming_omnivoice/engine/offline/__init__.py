@@ -7,8 +7,9 @@ This is the package's public interface (the CLIs and benchmarks import from here
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from wyoming_omnivoice.engine.lazy_exports import lazy_getattr
 
 __all__ = [
     "DEFAULT_MARGIN",
@@ -41,10 +42,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.offline.prepare import prepare_backbone as prepare_backbone
 
 
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _PUBLIC, globals())

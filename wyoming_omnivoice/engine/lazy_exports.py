@@ -1,0 +1,28 @@
+"""Public names of a package resolved on first use (the engine's two public interfaces).
+
+Importing ``wyoming_omnivoice.engine`` must load neither numpy nor onnxruntime, so its
+``__init__`` (and ``engine.offline``'s) maps each public name to the module defining it and
+imports that module only when the name is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+
+def lazy_getattr(package: str, names: dict[str, str], namespace: dict[str, Any]
+                 ) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package``: ``names`` maps each public name to its
+    submodule; a resolved value is cached in ``namespace`` (the package's globals)."""
+
+    def getattr_(name: str) -> Any:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        namespace[name] = value
+        return value
+
+    return getattr_
