@@ -9,9 +9,17 @@ model folder, side by side with the code of a base revision (a ``git worktree`` 
   (``VmHWM``) and peak anonymous memory (sampled ``RssAnon``: what the kernel cannot
   reclaim), and each phase's time from the log (preparation, engine load, anchors,
   warm-up, ready);
-- **restart to ready** (everything cached), ``--restarts`` times interleaved, medians;
-- **resident memory after replies** (``VmRSS`` after ``--replies`` short requests) and the
-  reply time (median), so a smaller footprint is not paid for with slower replies.
+- **restart to ready** (everything cached), ``--restarts`` times interleaved, medians,
+  with each phase: from the server's own ``Start-up:`` line where it has one (imports,
+  voices, model files, engine with each session, anchors, ...) and from log timestamps
+  for any revision (engine loaded, listening, warmed up);
+- **resident memory after replies** (``VmRSS`` after ``--replies`` short requests), where
+  it is (``/proc/PID/smaps`` grouped: anonymous memory, each mapped model file, libraries;
+  :mod:`benchmarks.memory_map`), and the reply times: the first one sent the moment the
+  server answers (it meets whatever the server still does after ready) and the median of
+  the others, so a smaller footprint or a sooner ready is not paid for with slower replies.
+
+Every run notes the 1-minute load average at its start (the machine may be shared).
 
     python -m benchmarks.smallhost --model-dir /work/models/real-random --base main
     python -m benchmarks.smallhost --compare-int8 --model-dir /work/models/real-random
@@ -42,6 +50,8 @@ from wyoming.client import AsyncClient
 from wyoming.info import Describe
 from wyoming.tts import Synthesize
 
+from benchmarks.int8_compare import compare_int8
+from benchmarks.memory_map import resident_by_mapping
 from tests.memory_limit import MemoryCgroup
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,11 +60,17 @@ LOG_FORMAT = "%(relativeCreated)d %(name)s %(message)s"
 #: Log lines that end a phase: (phase, pattern); times are from the process start.
 PHASES = (
     ("int8 preparation", re.compile(r"Prepared the int8 backbone in")),
+    ("imports, voices, model check", re.compile(r"device auto: trying")),
     ("engine loaded", re.compile(r"OmniVoice engine ready on")),
-    ("all anchors", re.compile(r"Voice anchors: (\d+) of \1 built|Voice anchors: all")),
-    ("warmed up", re.compile(r"warmed up")),
     ("listening", re.compile(r"Ready: listening")),
+    ("warmed up", re.compile(r"(?i)warmed up")),
+    ("all anchors", re.compile(r"Voice anchors: (\d+) of \1 built|Voice anchors: all")),
 )
+#: The server's own phase line (newer revisions): "Start-up: ready 1.2 s after ...: a 0.3 s,
+#: engine 0.6 s (backbone 0.5, scoring 0.1), ...".
+STARTUP_LINE = re.compile(r"Start-up: ready [\d.]+ s after the process started: (.*?);")
+STARTUP_PHASE = re.compile(r"([a-z][a-z ]*?) (\d+\.\d+) s(?: \(([^)]*)\))?")
+STARTUP_PART = re.compile(r"([a-z][a-z ]*?) (\d+\.\d+)")
 
 
 @dataclass
@@ -70,6 +86,10 @@ class Run:
     reply_s: list[float] = field(default_factory=list)
     killed: bool = False
     exit_line: str = ""
+    #: The server's own phases (its Start-up line), "engine: backbone" for parts.
+    startup: dict[str, float] = field(default_factory=dict)
+    load_avg: float = 0.0
+    memory: dict[str, int] = field(default_factory=dict)
 
 
 def _status(pid: int) -> dict[str, int]:
@@ -162,6 +182,17 @@ class Server:
                 self.process.wait()
         return int(self.process.returncode)
 
+    def startup(self) -> dict[str, float]:
+        found: dict[str, float] = {}
+        match = STARTUP_LINE.search(self.log.read_text(errors="replace"))
+        if match is None:
+            return found
+        for phase in STARTUP_PHASE.finditer(match.group(1)):
+            found[phase.group(1)] = float(phase.group(2))
+            for part in STARTUP_PART.finditer(phase.group(3) or ""):
+                found[f"{phase.group(1)}: {part.group(1)}"] = float(part.group(2))
+        return found
+
     def phases(self) -> dict[str, float]:
         found: dict[str, float] = {}
         for line in self.log.read_text(errors="replace").splitlines():
@@ -176,7 +207,7 @@ class Server:
 
 def measure(label: str, checkout: Path, model: Path, data: Path, log: Path, *,
             limit_gb: float | None, replies: int, extra: list[str]) -> Run:
-    run = Run(label)
+    run = Run(label, load_avg=os.getloadavg()[0])
     cgroup = MemoryCgroup.create("smallhost-bench", int(limit_gb * 2**30)) if limit_gb else None
     if limit_gb and cgroup is None:
         print(f"  (no memory cgroup here: {MemoryCgroup.unavailable}; running unlimited)")
@@ -194,8 +225,10 @@ def measure(label: str, checkout: Path, model: Path, data: Path, log: Path, *,
         for _ in range(replies):
             run.reply_s.append(asyncio.run(_reply(server.uri)))
         run.rss_after_gb = _status(server.process.pid).get("VmRSS", 0) / 1e9
+        run.memory = resident_by_mapping(server.process.pid)
         run.peak_anon_gb = server.peak_anon / 1e9
         run.phases = server.phases()
+        run.startup = server.startup()
     finally:
         server.stop()
         if cgroup is not None:
@@ -213,10 +246,18 @@ def base_checkout(rev: str, work: Path) -> Path:
 
 
 def private_model(model: Path, work: Path) -> Path:
-    """A copy of the model folder whose ``prepared/`` this benchmark may delete."""
+    """A copy of the model folder whose ``prepared/`` this benchmark may delete (files
+    hard-linked where the file system allows: nothing writes into the published files)."""
     target = work / "model"
     if not target.exists():
-        shutil.copytree(model, target, ignore=shutil.ignore_patterns("prepared"))
+        def link_or_copy(source: str, destination: str) -> None:
+            try:
+                os.link(source, destination)
+            except OSError:
+                shutil.copy2(source, destination)
+
+        shutil.copytree(model, target, ignore=shutil.ignore_patterns("prepared"),
+                        copy_function=link_or_copy)
     return target
 
 
@@ -228,6 +269,7 @@ def report(first: dict[str, Run], restarts: dict[str, list[Run]]) -> None:
     labels = list(first)
     print("\n== first start (nothing prepared, no anchors) ==")
     _row("", labels)
+    _row("load average (1 min) at the start", [f"{first[k].load_avg:.1f}" for k in labels])
     _row("survived the limit", ["no (killed)" if first[k].killed else
                                 ("yes" if first[k].ready_s else "no") for k in labels])
     _row("to ready (describe answered), s", [f"{first[k].ready_s:.1f}" for k in labels])
@@ -247,53 +289,39 @@ def report(first: dict[str, Run], restarts: dict[str, list[Run]]) -> None:
     def median(values: list[float]) -> str:
         return f"{statistics.median(values):.2f}" if values else "-"
 
+    _row("load average (1 min) at the start", [median([r.load_avg for r in restarts[k]])
+                                                for k in labels])
     _row("to ready, s", [median([r.ready_s for r in restarts[k]]) for k in labels])
     for phase, _ in PHASES[1:]:
-        _row(f"  {phase}, s", [median([r.phases[phase] for r in restarts[k]
-                                       if phase in r.phases]) for k in labels])
+        _row(f"  {phase} (log), s", [median([r.phases[phase] for r in restarts[k]
+                                             if phase in r.phases]) for k in labels])
+    own: list[str] = []
+    for k in labels:
+        for run in restarts[k]:
+            own += [name for name in run.startup if name not in own]
+    if own:
+        print("  the server's own Start-up line, s:")
+    for name in own:
+        _row(f"    {name}", [median([r.startup[name] for r in restarts[k]
+                                     if name in r.startup]) for k in labels])
     _row("peak resident (VmHWM), GB", [median([r.peak_hwm_gb for r in restarts[k]])
                                        for k in labels])
     _row("resident after replies (VmRSS), GB", [median([r.rss_after_gb for r in restarts[k]])
                                                 for k in labels])
-    _row("reply (one short sentence), s", [median([s for r in restarts[k] for s in r.reply_s])
-                                           for k in labels])
-
-
-def compare_int8(model: Path, work: Path) -> None:
-    """The streamed int8 files against onnxruntime's, each in its own process."""
-    script = ("import resource, sys, time; from pathlib import Path\n"
-              "from wyoming_omnivoice.engine.offline.prepare import rewrite_backbone\n"
-              "from wyoming_omnivoice.engine.offline import int8_streaming as s\n"
-              "src, out = Path(sys.argv[2]), Path(sys.argv[3]); out.mkdir(parents=True)\n"
-              "start = time.perf_counter(); model, _ = rewrite_backbone(src)\n"
-              "fn = s.quantize_int8 if sys.argv[1] == 'stream' else s.quantize_int8_onnxruntime\n"
-              "fn(model, src.parent, out / 'backbone.onnx')\n"
-              "print(f'{time.perf_counter() - start:.1f} '\n"
-              "      f'{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9:.2f}')\n")
-    source = model / "llm_backbone_fp32.onnx"
-    outputs = {}
-    for way in ("stream", "onnxruntime"):
-        out = work / f"int8-{way}"
-        shutil.rmtree(out, ignore_errors=True)
-        done = subprocess.run([sys.executable, "-c", script, way, str(source), str(out)],
-                              check=True, capture_output=True, text=True, cwd=REPO)
-        seconds, peak = done.stdout.split()
-        outputs[way] = out
-        print(f"  {way:12s} {seconds:>7s} s  peak resident {peak} GB")
-    for name in ("backbone.onnx", "backbone.onnx.data"):
-        same = _same_file(outputs["stream"] / name, outputs["onnxruntime"] / name)
-        print(f"  {name}: {'identical' if same else 'DIFFERENT'} "
-              f"({(outputs['stream'] / name).stat().st_size} bytes)")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    with a.open("rb") as one, b.open("rb") as two:
-        while True:
-            x, y = one.read(1 << 24), two.read(1 << 24)
-            if x != y:
-                return False
-            if not x:
-                return True
+    _row("first reply (sent at ready), s", [median([r.reply_s[0] for r in restarts[k]
+                                                    if r.reply_s]) for k in labels])
+    _row("later replies (one short sentence), s", [median([s for r in restarts[k]
+                                                           for s in r.reply_s[1:]])
+                                                   for k in labels])
+    print("\n== resident after replies by mapping (last restart), GB ==")
+    groups: list[str] = []
+    for k in labels:
+        if restarts[k]:
+            groups += [g for g in restarts[k][-1].memory if g not in groups]
+    _row("", labels)
+    for group in groups:
+        _row(f"  {group[:36]}", [f"{restarts[k][-1].memory.get(group, 0) / 1e9:.3f}"
+                                 if restarts[k] else "-" for k in labels])
 
 
 def main() -> None:
@@ -361,7 +389,8 @@ def main() -> None:
                 work / f"restart-{label.split()[0]}-{round_index}.log", limit_gb=None,
                 replies=args.replies, extra=args.server_arg))
     report(first, restarts)
-    print("\n(the machine was shared and loaded: figures are medians of interleaved runs)")
+    print(f"\nload average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
+          "(the machine may be shared: figures are medians of interleaved runs)")
 
 
 if __name__ == "__main__":

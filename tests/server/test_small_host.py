@@ -6,6 +6,8 @@ enforced by a real cgroup (root; skipped with the reason where none can be made)
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,6 +42,57 @@ def test_cgroup_v2_limit_less_what_the_cgroup_holds_is_the_room(tmp_path: Path) 
     assert room is not None
     assert room.available == 3 * GB - GB // 2
     assert "3.00 GB" in room.source and "memory.max" in room.source
+
+
+def v2_tree(sys_root: Path, folders: dict[str, dict[str, str]]) -> None:
+    """A fake cgroup v2 hierarchy: ``{"addon": {"memory.max": "..."}, ...}``."""
+    sys_root.mkdir(parents=True, exist_ok=True)
+    (sys_root / "cgroup.controllers").write_text("cpu io memory pids\n")
+    for folder, files in folders.items():
+        (sys_root / folder).mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (sys_root / folder / name).write_text(text + "\n")
+
+
+def test_cgroup_v2_the_tightest_of_the_cgroup_and_its_parents(tmp_path: Path) -> None:
+    """The Supervisor limits the add-on's parent slice; the add-on's own cgroup says max."""
+    proc, sys_root = fake_host(tmp_path, available_kb=16_000_000,
+                               cgroup_line="0::/hassio.slice/addon_omnivoice")
+    v2_tree(sys_root, {
+        "hassio.slice": {"memory.max": str(int(2.5 * GB)), "memory.current": str(GB),
+                         "memory.stat": "anon 700000000\ninactive_file 200000000"},
+        "hassio.slice/addon_omnivoice": {"memory.max": "max", "memory.current": "0",
+                                         "memory.stat": "inactive_file 0"},
+        "": {"memory.max": "max"},
+    })
+    room = memory_room.memory_room(proc, sys_root)
+    assert room is not None
+    assert room.available == int(2.5 * GB) - (GB - 200_000_000)
+    assert str(sys_root / "hassio.slice" / "memory.max") in room.source
+    assert "0.80 GB of it in use" in room.source
+
+
+def test_cgroup_v2_under_a_hybrid_layout(tmp_path: Path) -> None:
+    """systemd's hybrid layout mounts v2 at <root>/unified (no cgroup.controllers at the
+    root); a v1 line for another controller is ignored."""
+    proc, sys_root = fake_host(tmp_path, available_kb=16_000_000,
+                               cgroup_line="3:cpu,cpuacct:/x\n0::/svc")
+    (sys_root / "unified" / "svc").mkdir(parents=True)
+    (sys_root / "unified" / "svc" / "memory.max").write_text(str(3 * GB))
+    room = memory_room.memory_room(proc, sys_root)
+    assert room is not None and room.available == 3 * GB
+    assert "unified" in room.source
+
+
+def test_a_v2_limit_too_small_stops_the_start_with_its_file(tmp_path: Path) -> None:
+    """The reading and the check together: the one line names the v2 limit's file."""
+    proc, sys_root = fake_host(tmp_path, available_kb=16_000_000, cgroup_line="0::/addon")
+    limit = memory_room.start_need(TINY, "fp32") // 2
+    v2_tree(sys_root, {"addon": {"memory.max": str(limit), "memory.current": "0"}})
+    room = memory_room.memory_room(proc, sys_root)
+    with pytest.raises(StartupError) as raised:
+        memory_room.check_start_memory(TINY, "fp32", room=room)
+    assert str(sys_root / "addon" / "memory.max") in str(raised.value)
 
 
 def test_cgroup_v1_limit_and_host_memory(tmp_path: Path) -> None:
@@ -98,6 +151,27 @@ def limited_server(tmp_path: Path, limit_bytes: int) -> tuple[ServerProcess, Mem
     args[args.index("--model-dir") + 1] = str(model)
     server = ServerProcess(args, tmp_path / "server.log", port, preexec=cgroup.preexec())
     return server, cgroup
+
+
+def test_the_real_cgroup_of_a_process_is_read(tmp_path: Path) -> None:
+    """A real memory cgroup (v2 where it can be made, else v1; root): a process inside it
+    reads its limit from the real /proc and /sys/fs/cgroup."""
+    limit = 3 * GB
+    cgroup = MemoryCgroup.create("omnivoice-read", limit)
+    if cgroup is None:
+        pytest.skip(f"no memory cgroup can be made here: {MemoryCgroup.unavailable}")
+    script = ("from wyoming_omnivoice.server.memory_room import memory_room\n"
+              "room = memory_room()\nprint(room.available)\nprint(room.source)\n")
+    try:
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              check=True, preexec_fn=cgroup.preexec(), timeout=60)
+    finally:
+        cgroup.close()
+    available, source = done.stdout.splitlines()
+    assert int(available) <= limit
+    if "memory limit" in source:  # else the host has less available than the limit
+        limit_file = "memory.max" if cgroup.version == 2 else "memory.limit_in_bytes"
+        assert f"{cgroup.path / limit_file}" in source
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -92,7 +93,11 @@ class Engine:
         #: The backbone variant in use (see :mod:`.precision`).
         self.precision = precision
         self.graphs = graphs
+        started = time.perf_counter()
         self.prompts = PromptBuilder(paths.tokenizer)
+        #: Seconds the load spent per part (prepared backbone, each session, tokenizer).
+        self.load_seconds: dict[str, float] = {**graphs.load_seconds,
+                                               "tokenizer": time.perf_counter() - started}
         self.vocoder = graphs.vocoder
         self.device = graphs.device
         on_cuda = self.device == "cuda"
@@ -165,6 +170,7 @@ class Engine:
             _LOGGER.info("device auto: trying %s", providers.device.upper())
         precision = resolve_precision(precision, providers.device)
         prepared = None
+        started = time.perf_counter()
         if precision in VARIANTS:
             try:
                 prepared = prepare_backbone(paths, precision, root=prepared_dir,
@@ -180,6 +186,7 @@ class Engine:
                               "published fp32 backbone (slower) this time and tries to "
                               "prepare it again at the next start", precision, err)
                 precision = "published"
+        preparing = time.perf_counter() - started
         if cuda_graph is None:
             cuda_graph = prepared is not None
         # The fused SkipSimplifiedLayerNormalization of CUDA returns zeros for large fp16
@@ -198,6 +205,7 @@ class Engine:
                                         cache_dir=cache_dir)
             graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
                                  cuda_graph=cuda_graph, disabled_optimizers=disabled)
+        graphs.load_seconds = {"prepared backbone": preparing, **graphs.load_seconds}
         return cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
                    precision=precision, min_canvas_frames=min_canvas_frames)
 

@@ -11,19 +11,24 @@ from the published heads (:mod:`.scoring`); its variants are made on first use.
 from __future__ import annotations
 
 import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
 
 from wyoming_omnivoice.engine.cuda_graphs import capture_failure_message, placement_of
 from wyoming_omnivoice.engine.model_files import CAUSAL_DECODER_HELP, ModelError, ModelPaths
-from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
 from wyoming_omnivoice.engine.offline.prepare import PreparedBackbone
 from wyoming_omnivoice.engine.probe import check_bidirectional
-from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS, build_scoring_model
+from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
+from wyoming_omnivoice.engine.scoring_cache import (
+    build_scoring_bytes,
+    cached_scoring_file,
+    keep,
+)
 from wyoming_omnivoice.engine.sessions import Graph, ProviderChoice
 
 _LOGGER = logging.getLogger(__name__)
@@ -40,13 +45,16 @@ class GraphSet:
     embeddings: Graph
     backbone: Graph
     vocoder: Graph
-    heads: onnx.ModelProto
     heads_path: Path
     hidden_size: int
     providers: ProviderChoice
     threads: int | None = None
     #: Longest input of a prepared backbone (its rotary table); None: no limit.
     max_positions: int | None = None
+    #: Where built scoring graphs are kept (the prepared root); None: built in memory.
+    scoring_cache: Path | None = None
+    #: Seconds each session took to load (label -> s), for the start-up line.
+    load_seconds: dict[str, float] = field(default_factory=dict, repr=False)
     _scorers: dict[tuple[bool, bool], Graph] = field(default_factory=dict, repr=False)
 
     @property
@@ -60,20 +68,46 @@ class GraphSet:
         return {g.device for g in (self.embeddings, self.backbone, self.vocoder)}
 
     def scorer(self, sampling: bool, guided: bool) -> Graph:
-        """The scoring graph variant (built once per variant)."""
+        """The scoring graph variant (built once per variant, kept on disk when there is a
+        ``scoring_cache``: see :mod:`.scoring_cache`)."""
         key = (sampling, guided)
         found = self._scorers.get(key)
         if found is None:
+            started = time.perf_counter()
             variant = ", ".join(name for name, on in (("sampling", sampling),
                                                       ("unguided", not guided)) if on)
-            found = Graph(
-                self.heads_path, self.providers,
-                threads=self.threads, label=f"scoring ({variant})" if variant else "scoring",
-                model_bytes=build_scoring_model(self.heads, self.hidden_size,
-                                                sampling=sampling, guided=guided),
-            )
+            label = f"scoring ({variant})" if variant else "scoring"
+            found = self._cached_scorer(sampling, guided, label)
+            if found is None:
+                model = build_scoring_bytes(self.heads_path, self.hidden_size,
+                                            sampling=sampling, guided=guided)
+                found = Graph(self.heads_path, self.providers, threads=self.threads,
+                              label=label, model_bytes=model)
+                if self.scoring_cache is not None:
+                    keep(cached_scoring_file(self.scoring_cache, self.heads_path,
+                                             self.hidden_size, sampling=sampling,
+                                             guided=guided), model)
             self._scorers[key] = found
+            self.load_seconds[label] = time.perf_counter() - started
         return found
+
+    def _cached_scorer(self, sampling: bool, guided: bool, label: str) -> Graph | None:
+        if self.scoring_cache is None:
+            return None
+        try:
+            path = cached_scoring_file(self.scoring_cache, self.heads_path, self.hidden_size,
+                                       sampling=sampling, guided=guided)
+        except OSError:  # the heads file itself: building it says what is wrong
+            return None
+        if not path.is_file():
+            return None
+        try:
+            return Graph(path, self.providers, threads=self.threads, label=label)
+        except ModelError as err:
+            _LOGGER.warning("Kept scoring graph %s does not load (%s); building it again",
+                            path, str(err).split(". ")[0])
+            path.unlink(missing_ok=True)
+            return None
 
 
 def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
@@ -82,21 +116,39 @@ def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
                 disabled_optimizers: tuple[str, ...] = ()) -> GraphSet:
     """Open and check every graph of ``paths``; ``backbone`` overrides the backbone file,
     ``prepared`` replaces it by a prepared variant, and ``disabled_optimizers`` applies to
-    its session."""
-    embeddings = Graph(paths.embeddings, providers, threads=threads)
-    embeddings.require(["input_ids", "audio_mask"], ["inputs_embeds"], exact=True)
-    backbone_graph = load_backbone(backbone or paths.backbone, providers, threads,
-                                   cuda_graph=cuda_graph,
-                                   disabled_optimizers=disabled_optimizers,
-                                   prepared=prepared)
+    its session.
+
+    The backbone session (most of the load: its weights read and prepacked, about 0.5 s
+    at the real size) is made on a second thread while this one makes the others:
+    onnxruntime releases the GIL while it builds a session."""
+    seconds: dict[str, float] = {}
+
+    def timed(label: str, make: Any) -> Any:
+        started = time.perf_counter()
+        made = make()
+        seconds[label] = time.perf_counter() - started
+        return made
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="omnivoice-load") as pool:
+        backbone_job = pool.submit(timed, "backbone", lambda: load_backbone(
+            backbone or paths.backbone, providers, threads, cuda_graph=cuda_graph,
+            disabled_optimizers=disabled_optimizers, prepared=prepared))
+        try:
+            embeddings = timed("embeddings", lambda: Graph(paths.embeddings, providers,
+                                                           threads=threads))
+            embeddings.require(["input_ids", "audio_mask"], ["inputs_embeds"], exact=True)
+            vocoder = timed("vocoder", lambda: Graph(paths.vocoder, providers,
+                                                     threads=threads))
+            vocoder.require(["codes"], ["waveform_24k"], exact=True)
+        finally:
+            backbone_graph = backbone_job.result()  # its error first: it names the model
     hidden_size = _hidden_size(backbone_graph, embeddings)
-    heads = _load_heads(paths.heads)
-    vocoder = Graph(paths.vocoder, providers, threads=threads)
-    vocoder.require(["codes"], ["waveform_24k"], exact=True)
     graphs = GraphSet(embeddings=embeddings, backbone=backbone_graph, vocoder=vocoder,
-                      heads=heads, heads_path=paths.heads, hidden_size=hidden_size,
+                      heads_path=paths.heads, hidden_size=hidden_size,
                       providers=providers, threads=threads,
-                      max_positions=prepared.max_positions if prepared else None)
+                      max_positions=prepared.max_positions if prepared else None,
+                      scoring_cache=prepared.path.parent.parent if prepared else None,
+                      load_seconds=seconds)
     graphs.scorer(False, True)  # the default scorer is checked at load time
     if prepared is None or not prepared.info.get("bidirectional_checked"):
         check_bidirectional(backbone_graph, hidden_size)
@@ -147,6 +199,10 @@ def _backbone_without_nan_guards(path: Path) -> bytes | None:
     that cannot be parsed here is left to onnxruntime, whose error names the file; so is a
     graph with its weights inline (a copy of them in memory is not worth a few percent).
     """
+    import onnx
+
+    from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
+
     try:
         if path.stat().st_size > _MAX_REWRITE_BYTES:
             _LOGGER.debug("Backbone rewrite skipped: %s holds its weights inline", path)
@@ -171,10 +227,3 @@ def _hidden_size(backbone: Graph, embeddings: Graph) -> int:
     (embeds,) = embeddings.run({"input_ids": ids, "audio_mask": np.ones((1, 1), bool)},
                                ["inputs_embeds"])
     return int(embeds.shape[-1])
-
-
-def _load_heads(path: Path) -> onnx.ModelProto:
-    try:
-        return onnx.load(str(path))
-    except Exception as err:
-        raise ModelError(f"Could not read {path}: {err}. Download it again.") from err

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 BACKBONE = "llm_backbone_fp32.onnx"
 BACKBONE_FP16 = "llm_backbone_fp16.onnx"
@@ -134,25 +133,22 @@ def layout_problems(root: Path, names: Iterable[str]) -> list[LayoutProblem]:
 
 
 def _external_data_problems(root: Path, graph: Path) -> list[LayoutProblem]:
-    """Missing, escaping or too short external-data files referenced by one ONNX graph."""
+    """Missing, escaping or too short external-data files referenced by one ONNX graph
+    (read by :mod:`.onnx_wire`: no onnx import at start-up)."""
+    from wyoming_omnivoice.engine.onnx_wire import WireError, external_tensors
+
     try:
         if graph.stat().st_size > _MAX_GRAPH_PARSE_BYTES:
             return []
-        import onnx
-
-        model = onnx.load(str(graph), load_external_data=False)
-    except Exception as err:  # protobuf raises its own error types
+        tensors = external_tensors(graph.read_bytes())
+    except (OSError, WireError) as err:
         name = graph.relative_to(root)
         return [LayoutProblem(f"{name} is not a readable ONNX file ({err}); download it again")]
 
     needed: dict[str, int] = {}
-    for tensor in _all_tensors(model.graph):
-        if tensor.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        info = {item.key: item.value for item in tensor.external_data}
-        location = info.get("location", "")
-        end = int(info.get("offset", 0) or 0) + int(info.get("length", 0) or 0)
-        needed[location] = max(needed.get(location, 0), end)
+    for tensor in tensors:
+        end = tensor.offset + tensor.length
+        needed[tensor.location] = max(needed.get(tensor.location, 0), end)
 
     problems: list[LayoutProblem] = []
     graph_name = graph.relative_to(root).as_posix()
@@ -177,17 +173,3 @@ def _external_data_problems(root: Path, graph: Path) -> list[LayoutProblem]:
                 "(truncated): download it again"
             ))
     return problems
-
-
-def _all_tensors(graph: Any) -> Iterator[Any]:
-    """Initializers and tensor attributes of a graph and its sub-graphs."""
-    yield from graph.initializer
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.HasField("t"):
-                yield attr.t
-            yield from attr.tensors
-            if attr.HasField("g"):
-                yield from _all_tensors(attr.g)
-            for sub in attr.graphs:
-                yield from _all_tensors(sub)

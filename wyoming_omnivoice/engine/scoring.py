@@ -20,13 +20,17 @@ values are the same; the full logits are never copied for it).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import onnx
-import onnx.version_converter
-from onnx import TensorProto, compose, helper, numpy_helper
 
 from wyoming_omnivoice.engine.model_files import ModelError
+
+if TYPE_CHECKING:
+    import onnx
+
+# onnx is imported when a graph is built, not with the constants below (the prompt and the
+# decoder import them): a restart loads the graphs kept by :mod:`.scoring_cache`.
 
 AUDIO_VOCAB = 1025
 MASK_ID = 1024
@@ -86,6 +90,10 @@ def build_scoring_model(heads: onnx.ModelProto, hidden_size: int, *, sampling: b
 
     ``guided=False`` builds the variant for guidance scale 0 (conditional rows only; the
     ``uncond_index`` and ``guidance_scale`` inputs are accepted and unused)."""
+    import onnx
+    import onnx.version_converter
+    from onnx import TensorProto, compose, helper, numpy_helper
+
     if len(heads.graph.input) != 1 or len(heads.graph.output) < 1:
         raise ModelError("audio_heads_decoder.onnx must have one input (hidden_states)")
     heads_in = heads.graph.input[0]

@@ -5,9 +5,11 @@ Start-up order: parse every flag into a typed :class:`.config.Config` and check 
 address, so a taken port fails before the model loads)
 -> voices (built-in, folder voices, --voices-file) -> model files (check --model-dir, or
 download into --data-dir) -> load the engine -> build or load the voice
-anchors and clone prompts -> one warm-up synthesis -> start the worker and the Wyoming
-server -> log "ready". A problem that stops the start is one clear message (exit 2); a bad
-voice that is not the default is logged and skipped.
+anchors and clone prompts -> the default voice's request checked -> start the worker, queue
+the warm-up synthesis on it, start the Wyoming server -> log "ready" (the other voices'
+normalisers, the language identification and the background anchors follow). A problem
+that stops the start is one clear message (exit 2); a bad voice that is not the default is
+logged and skipped. One line gives each phase's time (:mod:`.startup_timing`).
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from wyoming_omnivoice.server.context import WyomingContext, WyomingSettings
 from wyoming_omnivoice.server.errors import StartupError
 from wyoming_omnivoice.server.metrics import Gauges, start_metrics
 from wyoming_omnivoice.server.serve import serve
+from wyoming_omnivoice.server.startup_timing import StartupTiming
 from wyoming_omnivoice.speech.admission import Demand
 from wyoming_omnivoice.speech.determinism import deterministic_requests
 from wyoming_omnivoice.speech.request_builder import make_request_factory
 from wyoming_omnivoice.speech.service import SpeechService, SpeechSettings
-from wyoming_omnivoice.speech.warmup import warm_up
+from wyoming_omnivoice.speech.warmup import check_default_voice, warm_up_after_ready
 from wyoming_omnivoice.speech.worker import InferenceWorker
 from wyoming_omnivoice.voices.assets import WorkerEncoder, folder_voice_watcher, prepare_voices
 from wyoming_omnivoice.voices.listing import list_voices
@@ -43,28 +46,35 @@ _LOGGER = logging.getLogger("wyoming_omnivoice")
 
 def start(config: Config) -> int:
     """Blocking start-up then serving; returns the process exit code."""
+    timing = StartupTiming()
     from wyoming_omnivoice import DecodeOptions
 
+    timing.mark("imports")
     args = validate(config)
     data_dir = args.data_path
     catalog, failed_folders = startup.load_catalog(args)
+    timing.mark("voices")
     include_cloning = any(preset.is_cloned for preset in catalog)
     model_dir = startup.resolve_model_dir(args, include_cloning)
+    timing.mark("model files")
     if args.download_only:
         _LOGGER.info("Model ready in %s (--download-only: not serving)", model_dir)
         return 0
     engine = startup.load_engine(model_dir, args.device, args.precision,
                                  allow_tf32=args.allow_tf32, cache_dir=data_dir)
+    timing.mark("engine", engine.load_seconds)
     options = DecodeOptions(num_step=args.num_steps_on(engine.device),
                             guidance_scale=args.guidance_scale)
     served, assets = prepare_voices(engine, catalog, args.voice, data_dir, options,
                                     batch_size=args.max_batch_size, preload=args.preload_languages)
+    timing.mark("anchors")
     failed_folders |= set(catalog.names) - set(served.names)
     make_request = deterministic_requests(make_request_factory(assets, args.normalize_text),
                                           args.deterministic)
     default = served.route(args.voice).preset
-    warm_up(engine, served, default, make_request, options, max_batch=args.max_batch_size)
-    _LOGGER.info("Model loaded on %s and warmed up", engine.device.upper())
+    warm_request = check_default_voice(default, make_request)
+    timing.mark("default voice checked")
+    _LOGGER.info("Model loaded on %s", engine.device.upper())
     args = dataclasses.replace(args, shutdown_timeout=args.shutdown_timeout_on(engine.device))
 
     demand = Demand()
@@ -100,7 +110,10 @@ def start(config: Config) -> int:
         args.metrics_uri, engine, gauges,
         worker, options.num_step)
     worker.start()
+    warm_up_after_ready(worker, warm_request, options, served, default,
+                        idle=lambda: service.active == 0)
     assets.start_background()
+    timing.mark("worker")
     side = None
     web = web_options(args)
     if web is not None:
@@ -110,7 +123,7 @@ def start(config: Config) -> int:
                            data_dir)
     code = 1
     try:
-        code = asyncio.run(serve(args, context, side))
+        code = asyncio.run(serve(args, context, side, on_ready=timing.report))
     finally:
         watcher.close()
         service.close()

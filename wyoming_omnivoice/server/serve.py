@@ -58,9 +58,11 @@ def stop_listening(server: AsyncServer) -> None:
 
 
 async def serve(config: Config, context: WyomingContext,
-                side: SideService | None = None) -> int:
+                side: SideService | None = None,
+                on_ready: Callable[[], None] | None = None) -> int:
     """Serve until a signal (exit 0) or the worker's death (exit 1); ``side`` (the web
-    server) starts after the Wyoming server and stops after it."""
+    server) starts after the Wyoming server and stops after it; ``on_ready`` is called
+    once it listens."""
     server = AsyncServer.from_uri(config.uri)
     factory = partial(OmniVoiceEventHandler, context=context)
     loop = asyncio.get_running_loop()
@@ -112,6 +114,8 @@ async def serve(config: Config, context: WyomingContext,
     _LOGGER.info("Ready: listening on %s with %d voice(s), default %r, %s", config.uri,
                  len(context.service.catalog), context.service.settings.default_voice,
                  "streaming" if context.settings.streaming else "no streaming")
+    if on_ready is not None:
+        on_ready()
     await stop.wait()
     _LOGGER.info("Stopping")
     # Resolved for the device at start-up (cli); a Config built elsewhere: the CPU's.

@@ -29,11 +29,10 @@ RequestBuilder = Callable[[VoicePreset, str], "SynthesisRequest"]
 def make_request_factory(assets: VoiceAssets, normalize_default: bool) -> RequestBuilder:
     """A builder of engine requests; it raises ValueError for bad input."""
     from wyoming_omnivoice import SynthesisRequest
-    from wyoming_omnivoice.speech.text_language_id import start_loading
     from wyoming_omnivoice.text.normalize import normalize_text, supports_language
 
-    start_loading()
-
+    # The language identification (speech/text_language_id.py) starts loading after the
+    # server is ready (speech/warmup.py); until then a voice speaks its own language.
     def make_request(voice: VoicePreset, text: str) -> SynthesisRequest:
         language = request_language(voice, text)
         if voice.normalize_text is not None:

@@ -10,8 +10,8 @@ Assistant-like replies (benchmarks/language_id_study.py): short replies are wron
 of the time with probabilities at most 0.51, so they never pass the gate; every sentence
 that passed it was right.
 
-The model (a few MB) loads on a background thread at start-up; until it is loaded, the
-voice's language is used as is (never a wait).
+The model (a few MB, about 0.5 s) loads on a background thread once the server is ready
+(:mod:`.warmup`); until it is loaded, the voice's language is used as is (never a wait).
 """
 
 from __future__ import annotations

@@ -46,16 +46,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import onnx
+from typing import TYPE_CHECKING, Any
 
 from wyoming_omnivoice.atomic import atomic_write
 from wyoming_omnivoice.engine.external_data import is_linked_folder, load_external_tensors
 from wyoming_omnivoice.engine.model_files import BACKBONE, ModelError, ModelPaths
-from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
-from wyoming_omnivoice.engine.offline.int8_streaming import quantize_int8
-from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
 from wyoming_omnivoice.engine.offline.prepared_record import (
     GRAPH_FILE,
     INFO_FILE,
@@ -64,15 +59,15 @@ from wyoming_omnivoice.engine.offline.prepared_record import (
     fsync_dir,
     remove_folder,
 )
-from wyoming_omnivoice.engine.offline.rotary_table import (
-    MAX_POSITIONS,
-    RotaryChainNotFound,
-    drop_unused_initializers,
-    tabulate_rotary,
-)
 from wyoming_omnivoice.engine.precision import VARIANTS
 from wyoming_omnivoice.engine.probe import check_bidirectional
 from wyoming_omnivoice.engine.sessions import Graph, choose_providers, return_freed_memory
+
+if TYPE_CHECKING:
+    import onnx
+
+# onnx and the graph rewrites are imported only when a backbone is built: a start that
+# finds its prepared backbone never imports onnx (about 0.6 s on a small CPU).
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -258,7 +253,8 @@ def _load_info(folder: Path, source: Path) -> tuple[PreparedBackbone | None, str
     try:
         return PreparedBackbone(variant=str(info["variant"]), path=folder / GRAPH_FILE,
                                 weights_dir=weights, fingerprint=str(info["fingerprint"]),
-                                max_positions=int(info.get("max_positions", MAX_POSITIONS)),
+                                max_positions=int(info.get("max_positions") or
+                                                  _default_max_positions()),
                                 info=info), None
     except (KeyError, TypeError, ValueError) as err:
         return None, f"{INFO_FILE} lacks {err}"
@@ -274,10 +270,27 @@ def _remove_stale(root: Path, variant: str, keep: str) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def _default_max_positions() -> int:
+    from wyoming_omnivoice.engine.offline.rotary_table import MAX_POSITIONS
+
+    return MAX_POSITIONS
+
+
 # -- building ------------------------------------------------------------------------------
 def rewrite_backbone(source: Path) -> tuple[onnx.ModelProto, dict[str, Any]]:
     """The rewritten graph every variant starts from; weights left as references to the
     published ``.data`` file (the graph alone is small: no 2 GB protobuf limit)."""
+    import onnx
+
+    from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
+    from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
+    from wyoming_omnivoice.engine.offline.rotary_table import (
+        MAX_POSITIONS,
+        RotaryChainNotFound,
+        drop_unused_initializers,
+        tabulate_rotary,
+    )
+
     try:
         model = onnx.load(str(source), load_external_data=False)
     except Exception as err:
@@ -299,6 +312,10 @@ def rewrite_backbone(source: Path) -> tuple[onnx.ModelProto, dict[str, Any]]:
 
 
 def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> dict[str, Any]:
+    import onnx
+
+    from wyoming_omnivoice.engine.offline.int8_streaming import quantize_int8
+
     model, info = rewrite_backbone(source)
     if variant != "fp32":
         # Quantized or fp16 graphs blur the causality probe (a dynamic activation scale is
@@ -342,6 +359,8 @@ def first_attention_block(model: onnx.ModelProto) -> onnx.ModelProto | None:
     """The backbone up to its first residual sum (``inputs_embeds`` + attention), its
     output named ``hidden_states``; None when the graph has no such sum or the block does
     not read the mask."""
+    import onnx
+
     graph = model.graph
     residual = next((node for node in graph.node
                      if node.op_type == "Add" and "inputs_embeds" in node.input), None)
@@ -390,6 +409,8 @@ def _convert_fp16(paths: ModelPaths | Path, model: onnx.ModelProto, target: Path
 
 def save_with_own_data(model: onnx.ModelProto, target: Path) -> None:
     """Save ``model`` (weights in memory) with its large weights in ``<name>.data``."""
+    import onnx
+
     for tensor in model.graph.initializer:
         tensor.ClearField("data_location")
         del tensor.external_data[:]
