@@ -167,7 +167,7 @@ class Server:
         """Until anchors being built (in the background, by newer code) are all built."""
         while time.perf_counter() - self.started < timeout_s and self.process.poll() is None:
             text = self.log.read_text(errors="replace")
-            if "Voice anchors: building" not in text or PHASES[2][1].search(text):
+            if "Voice anchors: building" not in text or dict(PHASES)["all anchors"].search(text):
                 return
             time.sleep(0.5)
 
@@ -292,7 +292,9 @@ def report(first: dict[str, Run], restarts: dict[str, list[Run]]) -> None:
     _row("load average (1 min) at the start", [median([r.load_avg for r in restarts[k]])
                                                 for k in labels])
     _row("to ready, s", [median([r.ready_s for r in restarts[k]]) for k in labels])
-    for phase, _ in PHASES[1:]:
+    for phase, _ in PHASES:
+        if phase == "int8 preparation":
+            continue
         _row(f"  {phase} (log), s", [median([r.phases[phase] for r in restarts[k]
                                              if phase in r.phases]) for k in labels])
     own: list[str] = []
