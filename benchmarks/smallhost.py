@@ -246,18 +246,11 @@ def base_checkout(rev: str, work: Path) -> Path:
 
 
 def private_model(model: Path, work: Path) -> Path:
-    """A copy of the model folder whose ``prepared/`` this benchmark may delete (files
-    hard-linked where the file system allows: nothing writes into the published files)."""
+    """A copy of the model folder whose ``prepared/`` this benchmark may delete (a real
+    copy: older revisions' onnx loader refuses external data behind hard links)."""
     target = work / "model"
     if not target.exists():
-        def link_or_copy(source: str, destination: str) -> None:
-            try:
-                os.link(source, destination)
-            except OSError:
-                shutil.copy2(source, destination)
-
-        shutil.copytree(model, target, ignore=shutil.ignore_patterns("prepared"),
-                        copy_function=link_or_copy)
+        shutil.copytree(model, target, ignore=shutil.ignore_patterns("prepared"))
     return target
 
 
