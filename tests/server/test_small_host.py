@@ -185,6 +185,9 @@ async def test_first_start_inside_a_memory_limit_scaled_to_the_model(tmp_path: P
         assert "Preparing the int8 backbone" in server.log
         events = await synthesize(server.uri, "The lights are on.")
         assert types_of(events)[-1] == "audio-stop"
+        # Queued on the worker before the server listened: done before the reply.
+        assert "Warmed up: every graph ran once" in server.log
+        assert "Start-up: ready" in server.log and "engine " in server.log
     finally:
         server.stop()
         kills = cgroup.oom_kills()
