@@ -13,7 +13,8 @@ model folder, side by side with the code of a base revision (a ``git worktree`` 
   with each phase: from the server's own ``Start-up:`` line where it has one (imports,
   voices, model files, engine with each session, anchors, ...) and from log timestamps
   for any revision (engine loaded, listening, warmed up);
-- **resident memory after replies** (``VmRSS`` after ``--replies`` short requests), where
+- **resident memory after replies** (``VmRSS`` after ``--replies`` short requests and 5 s
+  idle), where
   it is (``/proc/PID/smaps`` grouped: anonymous memory, each mapped model file, libraries;
   :mod:`benchmarks.memory_map`), and the reply times: the first one sent the moment the
   server answers (it meets whatever the server still does after ready) and the median of
@@ -57,6 +58,8 @@ from tests.memory_limit import MemoryCgroup
 REPO = Path(__file__).resolve().parents[1]
 REPLY_TEXT = "Turned on the kitchen lights."
 LOG_FORMAT = "%(relativeCreated)d %(name)s %(message)s"
+#: Seconds an idle server is left after the replies before its resident memory is read.
+SETTLE_S = 5.0
 #: Log lines that end a phase: (phase, pattern); times are from the process start.
 PHASES = (
     ("int8 preparation", re.compile(r"Prepared the int8 backbone in")),
@@ -224,6 +227,10 @@ def measure(label: str, checkout: Path, model: Path, data: Path, log: Path, *,
         run.peak_hwm_gb = _status(server.process.pid).get("VmHWM", 0) / 1e9
         for _ in range(replies):
             run.reply_s.append(asyncio.run(_reply(server.uri)))
+        if replies:
+            # What a server loads once idle after ready (newer code: the other languages'
+            # normalisers, the language id) is resident by now.
+            time.sleep(SETTLE_S)
         run.rss_after_gb = _status(server.process.pid).get("VmRSS", 0) / 1e9
         run.memory = resident_by_mapping(server.process.pid)
         run.peak_anon_gb = server.peak_anon / 1e9
