@@ -14,15 +14,15 @@ model folder, side by side with the code of a base revision (a ``git worktree`` 
   voices, model files, engine with each session, anchors, ...) and from log timestamps
   for any revision (engine loaded, listening, warmed up);
 - **resident memory after replies** (``VmRSS`` after ``--replies`` short requests and 5 s
-  idle), where
-  it is (``/proc/PID/smaps`` grouped: anonymous memory, each mapped model file, libraries;
-  :mod:`benchmarks.memory_map`), and the reply times: the first one sent the moment the
-  server answers (it meets whatever the server still does after ready) and the median of
-  the others, so a smaller footprint or a sooner ready is not paid for with slower replies.
+  idle), where it is (``/proc/PID/smaps`` grouped: anonymous memory, each mapped model
+  file, libraries; :mod:`benchmarks.memory_map`), and the reply times: the first one sent
+  the moment the server answers (it meets whatever the server still does after ready) and
+  the median of the others, so a smaller footprint or a sooner ready is not paid for with
+  slower replies.
 
 Every run notes the 1-minute load average at its start (the machine may be shared).
 
-    python -m benchmarks.smallhost --model-dir /work/models/real-random --base main
+    python -m benchmarks.smallhost --model-dir /work/models/real-random --base 02eacd9
     python -m benchmarks.smallhost --compare-int8 --model-dir /work/models/real-random
 
 ``--compare-int8`` instead checks the streamed int8 preparation against onnxruntime's
