@@ -234,3 +234,14 @@ def test_long_text_in_another_language_of_the_same_script(voice: str, text: str,
 
     assert wait_loaded(120)
     assert text_language(voice, text) == language
+
+
+def test_list_voices_shows_the_regional_variant(tmp_path: Path) -> None:
+    import io
+
+    from wyoming_omnivoice.voices.listing import list_voices
+
+    out = io.StringIO()
+    assert list_voices(tmp_path, None, out=out) == 0
+    rows = {line.split()[0]: line.split()[1] for line in out.getvalue().splitlines()[1:-1]}
+    assert (rows["pt-female"], rows["pt-BR-female"], rows["de-female"]) == ("pt", "pt-BR", "de")
