@@ -54,7 +54,8 @@ def start(config: Config) -> int:
         _LOGGER.info("Model ready in %s (--download-only: not serving)", model_dir)
         return 0
     engine = startup.load_engine(model_dir, args.device, args.precision,
-                                 allow_tf32=args.allow_tf32, cache_dir=data_dir)
+                                 allow_tf32=args.allow_tf32, cache_dir=data_dir,
+                                 prefix_cache=args.prefix_cache)
     options = DecodeOptions(num_step=args.num_steps_on(engine.device),
                             guidance_scale=args.guidance_scale)
     served, assets = prepare_voices(engine, catalog, args.voice, data_dir, options,
@@ -68,8 +69,10 @@ def start(config: Config) -> int:
     args = dataclasses.replace(args, shutdown_timeout=args.shutdown_timeout_on(engine.device))
 
     demand = Demand()
+    # Anchors, the studio and the warm-up decode exactly; requests with --prefix-cache.
     worker = InferenceWorker(
-        engine, options=options, max_queued=2 * args.max_concurrent + args.max_batch_size,
+        engine, options=dataclasses.replace(options, prefix_cache=args.prefix_cache),
+        max_queued=2 * args.max_concurrent + args.max_batch_size,
         max_batch=args.max_batch_size, batch_window_s=args.batch_window_ms / 1000.0,
         in_flight=lambda: len(demand),
     )

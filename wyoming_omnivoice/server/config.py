@@ -47,6 +47,7 @@ class Config:
     device: str = "auto"
     precision: str = "auto"
     num_steps: int | None = None
+    prefix_cache: int = 0
     allow_tf32: bool = False
     voice: str = DEFAULT_VOICE
     voices_file: Path | None = None
@@ -105,6 +106,14 @@ def num_steps_problem(steps: int | None) -> str | None:
     return None
 
 
+def prefix_cache_problem(every: int) -> str | None:
+    """The message for a bad ``--prefix-cache``, or None."""
+    if not 0 <= every <= MAX_STEPS:
+        return (f"--prefix-cache {every}: use 0 (off, exact) or a refresh interval of 2 "
+                f"to {MAX_STEPS} steps")
+    return None
+
+
 def num_steps_for(steps: int | None, device: str) -> int:
     """``--num-steps``, or the default of the device the engine runs on (logged)."""
     if steps is not None:
@@ -142,6 +151,8 @@ def validate(args: Config) -> Config:
         raise StartupError("--zeroconf needs a tcp:// URI")
     checks: list[tuple[bool, str]] = [
         (num_steps_problem(args.num_steps) is None, str(num_steps_problem(args.num_steps))),
+        (prefix_cache_problem(args.prefix_cache) is None,
+         str(prefix_cache_problem(args.prefix_cache))),
         (0.0 <= args.guidance_scale <= 10.0,
          f"--guidance-scale {args.guidance_scale}: use 0 to 10"),
         (64 <= args.samples_per_chunk <= 48000,
