@@ -149,3 +149,14 @@ def test_list_voices_without_a_model(module: str, voice_folder: Path, tmp_path: 
     assert any(line.startswith(f"skipped: voice folder {voice_folder / 'voices'}/broken")
                for line in lines)
     assert not (voice_folder / "models").exists()
+
+
+def test_the_prefix_cache_flag(tmp_path: Path) -> None:
+    bad = synth(tmp_path / "data", "--text", "Hello.", "-o", str(tmp_path / "x.wav"),
+                "--prefix-cache", "500")
+    assert only_error(bad).startswith("--prefix-cache 500: use 0 (off, exact)")
+    out = tmp_path / "cached.wav"
+    result = synth(tmp_path / "data", "--text", "Hello there.", "-o", str(out), *STEPS,
+                   "--prefix-cache", "2")
+    assert result.returncode == 0, result.stderr
+    assert wav_seconds(out) > 0 and "Prefix cache:" in result.stderr

@@ -11,7 +11,8 @@ Each step runs three graphs on the whole batch:
 Host work per step is ``O(8 T)``: position scores, Gumbel noise from each item's own
 ``numpy.random.Generator``, top-k and the token update.
 
-The row layouts of a batch (packed, rows, split) are in :mod:`.layouts`.
+The row layouts of a batch (packed, rows, split) are in :mod:`.layouts`; the opt-in prefix
+cache (``DecodeOptions.prefix_cache``, not exact) in :mod:`.prefix_cache`.
 """
 
 from __future__ import annotations

@@ -64,7 +64,8 @@ def start(config: Config) -> int:
     make_request = deterministic_requests(make_request_factory(assets, args.normalize_text),
                                           args.deterministic)
     default = served.route(args.voice).preset
-    warm_up(engine, served, default, make_request, options, max_batch=args.max_batch_size)
+    warm_up(engine, served, default, make_request, options, max_batch=args.max_batch_size,
+            prefix_cache=args.prefix_cache)
     _LOGGER.info("Model loaded on %s and warmed up", engine.device.upper())
     args = dataclasses.replace(args, shutdown_timeout=args.shutdown_timeout_on(engine.device))
 
