@@ -71,6 +71,11 @@ def start(config: Config) -> int:
 
     demand = Demand()
     # Anchors, the studio and the warm-up decode exactly; requests with --prefix-cache.
+    if args.prefix_cache >= 2:
+        _LOGGER.warning("--prefix-cache %d: requests reuse the prefix's keys and values "
+                        "between refreshes every %d steps (faster, not exact; its effect on "
+                        "the sound is not known; README \"Prefix cache\")",
+                        args.prefix_cache, args.prefix_cache)
     worker = InferenceWorker(
         engine, options=dataclasses.replace(options, prefix_cache=args.prefix_cache),
         max_queued=2 * args.max_concurrent + args.max_batch_size,
