@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -90,8 +91,19 @@ def test_validate_names_the_first_bad_value(argv: list[str], message: str,
 @pytest.mark.parametrize(("argv", "message"), [
     (["--max-batch-size", "0"], "--max-batch-size 0: use 1 to 64"),
     (["--num-steps", "200"], "--num-steps 200: use 1 to 128"),
+    (["--prefix-cache", "-1"],
+     "--prefix-cache -1: use 0 (off, exact) to 128"),
+    (["--prefix-cache", "129"], "--prefix-cache 129: use 0 (off, exact) to 128"),
     (["--uri", "http://x"], "use tcp://HOST:PORT"),
 ])
 def test_validate_names_the_bad_value(argv: list[str], message: str, tmp_path: Path) -> None:
-    with pytest.raises(StartupError, match=message.replace("(", r"\(")):
+    with pytest.raises(StartupError, match=re.escape(message)):
         validate(parse_config([*argv, "--data-dir", str(tmp_path)]))
+
+
+def test_prefix_cache_is_off_unless_asked(tmp_path: Path) -> None:
+    assert validate(parse_config(["--data-dir", str(tmp_path)])).prefix_cache == 0
+    assert validate(parse_config(["--prefix-cache", "4", "--data-dir", str(tmp_path)])
+                    ).prefix_cache == 4
+    with pytest.raises(SystemExit):  # argparse: not a whole number
+        parse_config(["--prefix-cache", "two"])

@@ -47,6 +47,8 @@ class GraphSet:
     threads: int | None = None
     #: Longest input of a prepared backbone (its rotary table); None: no limit.
     max_positions: int | None = None
+    #: The prepared backbone loaded (None: the published file).
+    prepared: PreparedBackbone | None = None
     _scorers: dict[tuple[bool, bool], Graph] = field(default_factory=dict, repr=False)
 
     @property
@@ -96,7 +98,8 @@ def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
     graphs = GraphSet(embeddings=embeddings, backbone=backbone_graph, vocoder=vocoder,
                       heads=heads, heads_path=paths.heads, hidden_size=hidden_size,
                       providers=providers, threads=threads,
-                      max_positions=prepared.max_positions if prepared else None)
+                      max_positions=prepared.max_positions if prepared else None,
+                      prepared=prepared)
     graphs.scorer(False, True)  # the default scorer is checked at load time
     if prepared is None or not prepared.info.get("bidirectional_checked"):
         check_bidirectional(backbone_graph, hidden_size)

@@ -49,12 +49,14 @@ def start(config: Config) -> int:
     data_dir = args.data_path
     catalog, failed_folders = startup.load_catalog(args)
     include_cloning = any(preset.is_cloned for preset in catalog)
-    model_dir = startup.resolve_model_dir(args, include_cloning)
+    model_dir = startup.resolve_model_dir(args.model_dir, args.data_path, args.manifest,
+                                          include_cloning=include_cloning)
     if args.download_only:
         _LOGGER.info("Model ready in %s (--download-only: not serving)", model_dir)
         return 0
     engine = startup.load_engine(model_dir, args.device, args.precision,
-                                 allow_tf32=args.allow_tf32, cache_dir=data_dir)
+                                 allow_tf32=args.allow_tf32, cache_dir=data_dir,
+                                 prefix_cache=args.prefix_cache)
     options = DecodeOptions(num_step=args.num_steps_on(engine.device),
                             guidance_scale=args.guidance_scale)
     served, assets = prepare_voices(engine, catalog, args.voice, data_dir, options,
@@ -63,13 +65,21 @@ def start(config: Config) -> int:
     make_request = deterministic_requests(make_request_factory(assets, args.normalize_text),
                                           args.deterministic)
     default = served.route(args.voice).preset
-    warm_up(engine, served, default, make_request, options, max_batch=args.max_batch_size)
+    warm_up(engine, served, default, make_request, options, max_batch=args.max_batch_size,
+            prefix_cache=args.prefix_cache)
     _LOGGER.info("Model loaded on %s and warmed up", engine.device.upper())
     args = dataclasses.replace(args, shutdown_timeout=args.shutdown_timeout_on(engine.device))
 
     demand = Demand()
+    # Anchors, the studio and the warm-up decode exactly; requests with --prefix-cache.
+    if args.prefix_cache >= 2:
+        _LOGGER.warning("--prefix-cache %d: requests reuse the prefix's keys and values "
+                        "between refreshes every %d steps (faster, not exact; its effect on "
+                        "the sound is not known; README \"Prefix cache\")",
+                        args.prefix_cache, args.prefix_cache)
     worker = InferenceWorker(
-        engine, options=options, max_queued=2 * args.max_concurrent + args.max_batch_size,
+        engine, options=dataclasses.replace(options, prefix_cache=args.prefix_cache),
+        max_queued=2 * args.max_concurrent + args.max_batch_size,
         max_batch=args.max_batch_size, batch_window_s=args.batch_window_ms / 1000.0,
         in_flight=lambda: len(demand),
     )

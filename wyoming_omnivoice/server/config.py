@@ -46,6 +46,7 @@ class Config:
     device: str = "auto"
     precision: str = "auto"
     num_steps: int | None = None
+    prefix_cache: int = 0
     allow_tf32: bool = False
     voice: str = DEFAULT_VOICE
     voices_file: Path | None = None

@@ -55,6 +55,7 @@ class Bounds:
 #: order (the first value out of bounds is the one reported).
 BOUNDS: dict[str, Bounds] = {
     "--num-steps": Bounds(MIN_STEPS, MAX_STEPS),
+    "--prefix-cache": Bounds(0, MAX_STEPS, low_means="off, exact"),
     "--guidance-scale": Bounds(0, 10),
     "--samples-per-chunk": Bounds(64, 48000),
     "--max-text-length": Bounds(1),
@@ -205,7 +206,7 @@ def build_synthesize_parser() -> argparse.ArgumentParser:
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--precision``, ``--num-steps`` and ``--allow-tf32``."""
+    """``--precision``, ``--num-steps``, ``--prefix-cache`` and ``--allow-tf32``."""
     parser.add_argument(
         "--precision", choices=PRECISIONS, default="auto",
         help="backbone: fp32 (exact), int8 (CPU, about 3x faster, close), fp16 (GPU), "
@@ -217,6 +218,12 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"diffusion steps per decode, {MIN_STEPS}-{MAX_STEPS} (default: "
              f"{default_num_steps('cpu')} on the CPU, {default_num_steps('cuda')} on CUDA; "
              "32 is upstream's and the exact mode's)")
+    parser.add_argument(
+        "--prefix-cache", type=int, default=0, metavar="N",
+        help="experimental, not exact: reuse the text and voice prefix's keys and values "
+             "between decode steps, refreshed every N steps (2-128; CPU, int8 or fp32). "
+             "Faster; its effect on the sound is not known (README \"Prefix cache\"). "
+             "0 or 1: the exact decode (default: 0)")
     parser.add_argument(
         "--allow-tf32", action="store_true",
         help="let CUDA multiply fp32 matrices in TF32 (faster on Ampere and later, no "

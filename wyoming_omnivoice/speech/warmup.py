@@ -25,13 +25,15 @@ NORMALIZE_SAMPLE = "It is 21.5 degrees at 10:30."
 
 
 def warm_up(engine: Engine, catalog: VoiceCatalog, default: VoicePreset,
-            make_request: RequestBuilder, options: DecodeOptions, max_batch: int = 1) -> None:
+            make_request: RequestBuilder, options: DecodeOptions, max_batch: int = 1,
+            prefix_cache: int = 0) -> None:
     """Warm the engine and the text normalisers; StartupError if the default voice fails
-    (``max_batch`` is kept for callers; the burst it sized is gone, see the module)."""
+    (``max_batch`` is kept for callers; the burst it sized is gone, see the module;
+    ``prefix_cache``: the requests' ``--prefix-cache``, whose session is warmed too)."""
     from wyoming_omnivoice.engine import return_freed_memory
     from wyoming_omnivoice.text.normalize import normalize_text, supports_language
 
-    engine.warm_up()
+    engine.warm_up(prefix_cache=prefix_cache)
     for language in sorted({lang for preset in catalog for lang in preset.languages}):
         if supports_language(language):
             normalize_text(NORMALIZE_SAMPLE, language)
