@@ -18,7 +18,10 @@ model under ``DIR/upstream``; later runs reuse it. Printed, side by side in one 
    (ours streams sentence by sentence as the server does; upstream ``generate`` returns
    the whole text), and the real-time factor;
 4. throughput with 1/4/8 concurrent requests decoded as one batch;
-5. peak host memory (and GPU memory on CUDA).
+5. peak host memory (and GPU memory on CUDA);
+
+and on request (``--sections prefix_cache --prefix-cache 2,4,8``) the opt-in prefix cache
+against the exact decode (:mod:`bench_prefix_cache`).
 
 ``--preset real`` on the CPU without ``--sections`` runs the prepared-backbone targets instead
 (:mod:`bench_targets`: published vs prepared fp32 vs int8 forwards, a short reply with the
@@ -46,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.bench_prefix_cache import section_prefix_cache
 from wyoming_omnivoice import DecodeOptions, Engine
 from wyoming_omnivoice.engine.layouts import natural_length
 from wyoming_omnivoice.engine.sessions import Graph
@@ -397,10 +401,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="skip the PyTorch side (no torch, or no DIR/upstream)")
     parser.add_argument("--sections", default=None,
                         help="utterance,backbone,first_audio,throughput (the default; "
+                             "prefix_cache on request; "
                              "--preset real on the CPU: the targets run)")
     parser.add_argument("--lengths", default="64,96,128,256,512")
     parser.add_argument("--batches", default="1,4")
     parser.add_argument("--concurrency", default="1,4,8")
+    parser.add_argument("--prefix-cache", default="2,4,8",
+                        help="refresh intervals of the prefix_cache section (exact vs "
+                             "DecodeOptions(prefix_cache=N), benchmarks/bench_prefix_cache)")
     parser.add_argument("--soak", type=int, default=0,
                         help="also run N short replies back to back (TTFA p50/p95, memory)")
     parser.add_argument("--json", type=Path, default=None, help="also write figures here")
@@ -453,6 +461,9 @@ def main(argv: list[str] | None = None) -> int:
             [int(v) for v in args.batches.split(",")], args.repeats, report),
         "first_audio": lambda: section_first_audio(engine, upstream, args.repeats, args.steps,
                                                    report),
+        "prefix_cache": lambda: section_prefix_cache(
+            engine, [int(v) for v in args.prefix_cache.split(",")], args.steps, args.repeats,
+            report),
         "throughput": lambda: section_throughput(
             engine, upstream, [int(v) for v in args.concurrency.split(",")], args.steps,
             report),

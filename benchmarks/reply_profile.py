@@ -12,9 +12,8 @@ building (with the anchor), embeddings, backbone, scoring, the host loop (noise,
 token updates), vocoder and post-processing. The worker's queueing is its batching window
 (``--batch-window-ms``, 5 ms, only when other requests are known to be coming).
 
-``--prefix-cache N`` adds the opt-in prefix cache (refresh every N steps): its seconds and
-the share of codes equal to the exact decode's. On random weights the codes are noise, so
-agreement here says how far the cache moves a decode, not how it sounds.
+The opt-in prefix cache (``--prefix-cache N``) against the exact decode, with its code
+agreement, is :mod:`benchmarks.bench_prefix_cache`.
 """
 
 from __future__ import annotations

@@ -33,13 +33,15 @@ PIPELINE_LANGUAGES = {
     "fr": "La lumière de la cuisine est allumée.",
     "es": "La luz de la cocina está encendida.",
     "pl": "Światło w kuchni jest włączone.",
+    "pt": "A luz da cozinha está acesa.",
+    "pt-BR": "A luz da cozinha está acesa.",
     "ja": "台所の電気がついています。",
     "zh-Hans": "厨房的灯开着。",
 }
 
 #: Tags people write in ``tts.speak`` calls: the base tag and the usual regional form.
 SPEAK_TAGS = ["en", "en-US", "en-GB", "de", "de-DE", "fr", "fr-FR", "es", "es-ES",
-              "pl", "pl-PL", "ja", "ja-JP", "zh", "zh-CN"]
+              "pl", "pl-PL", "pt", "pt-PT", "pt-BR", "ja", "ja-JP", "zh", "zh-CN"]
 
 #: Words that mark a voice that must not be a language's default (the first voice).
 NOT_A_DEFAULT = re.compile(r"child|kid|teen|whisper|elderly|old|儿童|童|耳语|老", re.IGNORECASE)
@@ -103,6 +105,28 @@ async def test_new_pipeline_gets_the_engine_and_an_adult_voice(
     assert extension == "wav"
     assert read_wav(data).seconds > 0.3
     assert f"Stream with voice {default.voice_id}\n" in ha.server.log
+
+
+@pytest.mark.parametrize(("pipeline_language", "voice", "sixteen"), [
+    ("pt-BR", "pt-BR-female", "dezesseis"), ("pt", "pt-female", "dezasseis")])
+async def test_portuguese_pipelines_hear_their_own_numbers(
+        ha: HomeAssistantWithServer, pipeline_language: str, voice: str, sixteen: str) -> None:
+    """Home Assistant sends only the voice: a Brazilian pipeline gets the Brazilian voices
+    (Brazilian number words), a Portuguese one the European voices."""
+    hass = ha.hass
+    hass.config.language = pipeline_language
+    settings = _async_resolve_default_pipeline_settings(
+        hass, tts_engine_id=ha.entity_id, pipeline_name="test")
+    assert (settings["tts_language"], settings["tts_voice"]) == (pipeline_language, voice)
+    offered = {v.voice_id for v in tts_entity(ha).async_get_supported_voices(pipeline_language)}
+    other = "pt-female" if voice.startswith("pt-BR") else "pt-BR-female"
+    assert voice in offered and other not in offered
+    extension, data = await speak(hass, ha.entity_id, "Faltam 16 dias.",
+                                  language=pipeline_language,
+                                  options={"voice": voice, "preferred_format": "wav"})
+    assert extension == "wav" and read_wav(data).seconds > 0.3
+    assert f"Voice {voice} reads {'pt-BR' if 'BR' in voice else 'pt'} text as: " \
+           f"'Faltam {sixteen} dias.'" in ha.server.log
 
 
 async def test_tts_speak_accepts_the_tags_people_write(ha: HomeAssistantWithServer) -> None:

@@ -115,7 +115,7 @@ def verify(model_dir: Path, device: str = "cpu", texts: Iterable[str] = VERIFY_T
     finite = bool(np.all(np.isfinite(h16)))
     diff = np.abs(h32 - h16)
     a, b = h32.reshape(-1).astype(np.float64), h16.reshape(-1).astype(np.float64)
-    cosine = float(a @ b / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-30))
+    cosine = float(a @ b / max(float(np.linalg.norm(a) * np.linalg.norm(b)), 1e-30))
     # One-step decodes fill every cell from the first forward: a teacher-forced argmax
     # comparison. Full decodes diverge further once one early choice differs.
     one_step = DecodeOptions(num_step=1, position_temperature=0.0, class_temperature=0.0)
@@ -130,7 +130,7 @@ def verify(model_dir: Path, device: str = "cpu", texts: Iterable[str] = VERIFY_T
         first_same += int(np.sum(f32 == f16))
     return Agreement(
         hidden_max_abs=float(diff.max()),
-        hidden_rel=float(np.linalg.norm(h32 - h16) / max(np.linalg.norm(h32), 1e-30)),
+        hidden_rel=float(np.linalg.norm(h32 - h16) / max(float(np.linalg.norm(h32)), 1e-30)),
         hidden_cosine=cosine,
         code_agreement=same / max(total, 1),
         first_step_agreement=first_same / max(total, 1),

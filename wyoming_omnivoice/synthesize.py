@@ -18,6 +18,7 @@ import os
 import sys
 import time
 import wave
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,8 +26,8 @@ import numpy as np
 
 from wyoming_omnivoice.engine import DecodeOptions, Engine, ModelError, SynthesisRequest
 from wyoming_omnivoice.errors import StartupError, one_line
-from wyoming_omnivoice.server.config import num_steps_for, num_steps_problem
-from wyoming_omnivoice.server.flags import build_synthesize_parser
+from wyoming_omnivoice.server.config import num_steps_for
+from wyoming_omnivoice.server.flags import BOUNDS, build_synthesize_parser
 
 if TYPE_CHECKING:
     from wyoming_omnivoice.voices.catalog import VoicePreset
@@ -47,8 +48,10 @@ def check_args(args: argparse.Namespace) -> None:
     if args.text is None or args.output is None:
         raise StartupError("--text and --output are needed (or --list-voices)")
     check_output_path(args.output)
-    if (problem := num_steps_problem(args.num_steps)) is not None:
-        raise StartupError(problem)
+    for flag in ("--num-steps", "--prefix-cache"):
+        problem = BOUNDS[flag].problem(flag, getattr(args, flag[2:].replace("-", "_")))
+        if problem is not None:
+            raise StartupError(problem)
     sources = [flag for flag, value in (("--voice", args.voice), ("--ref-audio", args.ref_audio),
                                         ("--ref-codes", args.ref_codes)) if value is not None]
     if len(sources) > 1:
@@ -102,9 +105,10 @@ def main(argv: list[str] | None = None) -> int:
                               or (preset is not None and preset.is_cloned))
         options = DecodeOptions(num_step=num_steps_for(args.num_steps, engine.device),
                                 guidance_scale=args.guidance_scale)
-        request = _build_request(args, engine, preset, options)
+        request = _build_request(args, engine, preset, options)  # anchors: exact
         started = time.perf_counter()
-        audio = engine.synthesize_batch([request], options=options)[0]
+        audio = engine.synthesize_batch(
+            [request], options=replace(options, prefix_cache=args.prefix_cache))[0]
         elapsed = time.perf_counter() - started
         write_wav(args.output, audio, engine.sample_rate)
     except StartupError as err:
@@ -123,18 +127,17 @@ def _load_engine(args: argparse.Namespace, *, cloning: bool) -> Engine:
     from wyoming_omnivoice.server import startup
 
     if args.model_dir is None:
-        args.manifest = None
         args.data_dir.mkdir(parents=True, exist_ok=True)
-    model_dir = startup.resolve_model_dir(args, include_cloning=cloning)
+    model_dir = startup.resolve_model_dir(args.model_dir, args.data_dir, None,
+                                          include_cloning=cloning)
     return startup.load_engine(model_dir, args.device, args.precision,
-                               allow_tf32=args.allow_tf32, cache_dir=args.data_dir)
+                               allow_tf32=args.allow_tf32, cache_dir=args.data_dir,
+                               prefix_cache=args.prefix_cache)
 
 
 def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset | None,
                    options: DecodeOptions) -> SynthesisRequest:
     """The request: a catalogue voice as the server builds it, or the flags as given."""
-    from dataclasses import replace
-
     num_frames = None if args.duration is None else max(1, int(args.duration * 25))
     if preset is not None:
         from wyoming_omnivoice.speech.request_builder import make_request_factory

@@ -1,5 +1,6 @@
 """Scoring graphs kept on disk: a restart loads them without importing onnx, a changed
-heads file gets its own, a damaged one is built again; the decode is unchanged."""
+heads file gets its own, a damaged one is built again; the decode is unchanged. (And the
+other module the decoder imports at a restart keeps onnx out too: the prefix cache.)"""
 
 from __future__ import annotations
 
@@ -75,3 +76,13 @@ def test_a_damaged_kept_graph_is_built_again(model: Path,
     assert "does not load" in caplog.text
     assert graph.stat().st_size > 1000
     assert engine.synthesize("Hello.", options=OPTIONS, seed=1).size > 0
+
+
+def test_the_prefix_cache_names_its_inputs_as_its_rewrite_does() -> None:
+    """engine/prefix_cache.py keeps its own copy of the names (so that importing it does
+    not import onnx): the same as the rewrite's."""
+    from wyoming_omnivoice.engine import prefix_cache
+    from wyoming_omnivoice.engine.offline import prefix_cache_graph
+
+    for name in ("POSITION_IDS", "PAST_KEY", "PAST_VALUE", "PRESENT_KEY", "PRESENT_VALUE"):
+        assert getattr(prefix_cache, name) == getattr(prefix_cache_graph, name), name

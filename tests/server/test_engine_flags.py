@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import describe
+from conftest import describe, synthesize
 
 from wyoming_omnivoice.engine.precision import (
     default_num_steps,
@@ -59,3 +59,19 @@ async def test_the_exact_mode_on_a_cpu_server(server_factory) -> None:
     assert (await describe(server.uri)).tts
     assert "backbone fp32" in server.log
     assert "Diffusion steps: 32 (--num-steps)" in server.log
+
+
+@pytest.mark.slow
+async def test_a_server_with_the_prefix_cache_speaks(server_factory) -> None:
+    server = server_factory("--prefix-cache", "4")
+    events = await synthesize(server.uri, "The living room lights are now turned on.")
+    assert [e.type for e in events][-1] == "audio-stop"
+    assert sum(len(e.payload or b"") for e in events if e.type == "audio-chunk") > 0
+    assert "Prefix cache: the int8 backbone's" in server.log
+
+
+@pytest.mark.slow
+async def test_a_published_backbone_refuses_the_prefix_cache(server_factory) -> None:
+    server = server_factory("--precision", "published", "--prefix-cache", "2", wait=False)
+    assert server.wait_exit() == 2
+    assert "--precision int8 or fp32" in server.log

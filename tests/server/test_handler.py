@@ -121,7 +121,8 @@ async def pair(request: pytest.FixtureRequest) -> AsyncIterator[Pair]:
     options: dict[str, Any] = getattr(request, "param", {})
     worker = FakeWorker()
     service = SpeechService(
-        worker, VOICES, lambda voice, text: FakeRequest(voice.name, text),  # type: ignore[arg-type]
+        worker, VOICES,
+        lambda voice, text, requested=None: FakeRequest(voice.name, text),  # type: ignore[arg-type]
         SpeechSettings(default_voice="anna", sample_rate=RATE,
                        max_text_length=options.get("max_text_length", 5000),
                        max_concurrent=options.get("max_concurrent", 4)))

@@ -150,7 +150,7 @@ async def test_dead_worker_makes_info_unhealthy() -> None:
     worker.start()
     catalog = build_catalog(None)
     service = SpeechService(
-        worker, catalog, lambda voice, text: SynthesisRequest(text=text),
+        worker, catalog, lambda voice, text, requested=None: SynthesisRequest(text=text),
         SpeechSettings(default_voice=catalog.names[0], sample_rate=engine.sample_rate))
     context = WyomingContext(service=service)
     _judge(Info.from_event(context.describe()))  # healthy

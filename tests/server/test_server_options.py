@@ -182,6 +182,7 @@ def _run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     ("extra", "needle"),
     [
         (["--num-steps", "0"], "--num-steps 0"),
+        (["--prefix-cache", "-2"], "--prefix-cache -2: use 0 (off, exact)"),
         (["--guidance-scale", "-1"], "--guidance-scale -1"),
         (["--samples-per-chunk", "3"], "--samples-per-chunk 3"),
         (["--max-concurrent", "0"], "--max-concurrent 0"),

@@ -72,6 +72,19 @@ def test_missing_output_folder_fails_before_the_model_loads(tmp_path: Path) -> N
     assert "engine ready" not in result.stderr  # the model was not loaded
 
 
+def test_without_a_model_dir_it_downloads_into_the_data_dir(tmp_path: Path) -> None:
+    """No --model-dir: the model is fetched into --data-dir like the server does (the CLI
+    once passed its flags where the server's Config was expected and died with a
+    traceback); with no hub reachable that is one error naming what is missing."""
+    data = tmp_path / "data"
+    result = run("wyoming_omnivoice.synthesize", "--device", "cpu", "--data-dir", str(data),
+                 "--text", "Hello.", "-o", str(tmp_path / "x.wav"),
+                 HF_ENDPOINT="http://127.0.0.1:9", HF_HUB_OFFLINE="0")
+    assert only_error(result).startswith("Could not download llm_backbone_fp32.onnx from "
+                                         "dellusional/OmniVoice-ONNX-bidirectional")
+    assert f"Still missing from {data / 'models'}" in result.stderr
+
+
 def test_output_that_is_a_folder(tmp_path: Path) -> None:
     result = synth(tmp_path / "data", "--text", "Hello.", "-o", str(tmp_path))
     assert only_error(result) == (f"--output {tmp_path} is a folder; give a file name, "
@@ -149,3 +162,14 @@ def test_list_voices_without_a_model(module: str, voice_folder: Path, tmp_path: 
     assert any(line.startswith(f"skipped: voice folder {voice_folder / 'voices'}/broken")
                for line in lines)
     assert not (voice_folder / "models").exists()
+
+
+def test_the_prefix_cache_flag(tmp_path: Path) -> None:
+    bad = synth(tmp_path / "data", "--text", "Hello.", "-o", str(tmp_path / "x.wav"),
+                "--prefix-cache", "500")
+    assert only_error(bad).startswith("--prefix-cache 500: use 0 (off, exact)")
+    out = tmp_path / "cached.wav"
+    result = synth(tmp_path / "data", "--text", "Hello there.", "-o", str(out), *STEPS,
+                   "--prefix-cache", "2")
+    assert result.returncode == 0, result.stderr
+    assert wav_seconds(out) > 0 and "Prefix cache:" in result.stderr

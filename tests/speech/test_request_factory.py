@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from wyoming_omnivoice.speech.request_builder import make_request_factory
 from wyoming_omnivoice.voices.anchors import Anchor
@@ -45,3 +46,33 @@ def test_anchor_becomes_the_cloning_reference() -> None:
     assert request.ref_text == "Anchor text."
     assert request.ref_rms is None
     assert request.instruct == "female"
+
+
+def portuguese(name: str, variant: str | None) -> VoicePreset:
+    return VoicePreset(name=name, description=name, languages=("pt",), instruct="female",
+                       variant=variant)
+
+
+@pytest.mark.parametrize(("variant", "requested", "expected"), [
+    ("pt", None, "Faltam dezasseis dias."),  # pt-female: European
+    ("pt-BR", None, "Faltam dezesseis dias."),  # pt-BR-female: Brazilian
+    (None, None, "Faltam dezasseis dias."),  # a written-out Portuguese voice: European
+    ("pt", "pt-BR", "Faltam dezesseis dias."),  # the request's tag wins over the voice's
+    (None, "pt_br", "Faltam dezesseis dias."),
+    ("pt-BR", "pt-PT", "Faltam dezasseis dias."),
+    ("pt-BR", "pt", "Faltam dezasseis dias."),
+    ("pt-BR", "de-DE", "Faltam dezesseis dias."),  # a tag of another language: the voice's
+])
+def test_portuguese_is_read_the_way_of_the_region_asked_for(
+        variant: str | None, requested: str | None, expected: str) -> None:
+    make = make_request_factory(VoiceAssets(), normalize_default=True)
+    request = make(portuguese("pt-voice", variant), "Faltam 16 dias.", requested)
+    assert request.text == expected
+    assert request.language == "pt"  # the engine speaks Portuguese either way
+
+
+def test_text_in_another_script_is_not_read_as_brazilian() -> None:
+    make = make_request_factory(VoiceAssets(), normalize_default=True)
+    request = make(portuguese("pt-BR-female", "pt-BR"), "Απομένουν 16 ημέρες.", "pt-BR")
+    assert request.language == "el"
+    assert "dezesseis" not in request.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from conftest import TINY_MODEL
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 from wyoming_omnivoice.speech.worker import BusyError, InferenceWorker, WorkerStoppedError
 from wyoming_omnivoice.voices.anchors import AnchorCache, anchor_text_for
-from wyoming_omnivoice.voices.config import parse_voices_document
+from wyoming_omnivoice.voices.config import build_catalog, parse_voices_document
 
 LONG_TEXT = " ".join(["This sentence keeps the worker busy for a while."] * 6)
 OPTIONS = DecodeOptions(num_step=8)
@@ -251,3 +252,19 @@ async def test_lone_request_does_not_wait_for_the_window(make_worker, caplog) ->
         in_flight["n"] = 2  # another request is on its way: the window waits for it
         await worker.submit(request("Not alone.", seed=2)).future
     assert any("Batch window" in r.getMessage() for r in caplog.records)
+
+
+def test_voices_of_the_same_content_share_one_anchor_built_once(
+        engine: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """pt-female and pt-BR-female differ only in how their text is read."""
+    catalog = build_catalog()
+    presets = [p for p in (catalog.get("pt-female"), catalog.get("pt-BR-female"))
+               if p is not None]
+    assert len(presets) == 2
+    with caplog.at_level(logging.INFO, logger="wyoming_omnivoice.voices.anchors"):
+        anchors = AnchorCache(tmp_path, engine.fingerprint).ensure_all(presets, engine,
+                                                                       OPTIONS)
+    assert sorted(anchors) == ["pt-BR-female", "pt-female"]
+    np.testing.assert_array_equal(anchors["pt-female"].codes, anchors["pt-BR-female"].codes)
+    generated = [r.getMessage() for r in caplog.records if "Generating" in r.getMessage()]
+    assert generated == ["Generating the anchor for voice 'pt-female'"]

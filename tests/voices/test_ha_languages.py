@@ -10,14 +10,22 @@ import pytest
 
 from wyoming_omnivoice.engine.languages import language_info
 from wyoming_omnivoice.server.info import build_info
-from wyoming_omnivoice.speech.request_language import request_language, text_language
+from wyoming_omnivoice.speech.request_language import (
+    reading_language,
+    request_language,
+    text_language,
+)
+from wyoming_omnivoice.text.normalize import FULL_LANGUAGES, supports_language
 from wyoming_omnivoice.voices.anchor_texts import ANCHOR_TEXTS
-from wyoming_omnivoice.voices.catalog import VoiceCatalog
+from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 from wyoming_omnivoice.voices.config import VoiceConfigError, build_catalog
 from wyoming_omnivoice.voices.ha_languages import (
     HA_LANGUAGE_TAGS,
+    REGIONAL_VARIANTS,
     ha_language_ids,
     language_for_tag,
+    variant_for_tag,
+    variants_of,
 )
 
 #: Home Assistant's Assist language list (homeassistant/generated/languages.py, LANGUAGES).
@@ -80,6 +88,57 @@ def test_per_language_voices_list_only_their_language_and_ids_are_stable() -> No
     zh_female = catalog.get("zh-female")
     assert zh_female is not None and zh_female.instruct == "女, 青年"
     assert "female" not in catalog and "child" not in catalog  # templates are not voices
+
+
+def test_regional_variants_get_voices_of_their_own() -> None:
+    """Home Assistant sends the voice, never the pipeline's language: a Brazilian pipeline
+    is offered the pt-BR voices only (read the Brazilian way), a Portuguese one the pt
+    voices; both share the anchor (same content)."""
+    catalog = build_catalog()
+    by_language = ha_voices_by_language(catalog)
+    templates = {p.template for p in catalog if p.language == "pt" and p.template}
+    assert {name for _, name in by_language["pt-BR"]} == {f"pt-BR-{t}" for t in templates}
+    assert {name for _, name in by_language["pt"]} == {f"pt-{t}" for t in templates}
+    assert by_language["pt-PT"] == by_language["pt"]
+    european, brazilian = catalog.get("pt-female"), catalog.get("pt-BR-female")
+    assert european is not None and brazilian is not None
+    assert (european.variant, brazilian.variant) == ("pt", "pt-BR")
+    assert brazilian.languages == ("pt",)  # the engine speaks Portuguese
+    assert brazilian.content_key() == european.content_key()
+    assert (european.reading_language("pt"), brazilian.reading_language("pt")) == \
+        ("pt", "pt-BR")
+    assert brazilian.reading_language("en") == "en"
+    # A voice the catalogue does not generate (cloned, written out) lists every tag.
+    plain = VoicePreset(name="mine", description="Mine", languages=("pt",))
+    assert plain.advertised_languages() == ["pt", "pt-PT", "pt-BR"]
+    assert plain.reading_language("pt") == "pt"
+    # Unknown names and language-only requests find the variant's voices.
+    assert catalog.route("en-female-young", name="pt-BR-female-old").preset.name == \
+        "pt-BR-female"
+    assert catalog.route("en-female-young", language="pt-BR").preset.name == "pt-BR-female"
+    assert catalog.route("en-female-young", language="pt_br").preset.name == "pt-BR-female"
+    assert catalog.route("en-female-young", language="pt-PT").preset.name == "pt-female"
+
+
+def test_every_regional_normalisation_table_has_voices() -> None:
+    """A language whose normalisation has a table per region (pt-BR) has voices per region,
+    and each variant names a table normalisation knows."""
+    regional = [code for code in FULL_LANGUAGES if "-" in code]
+    assert regional  # pt-BR
+    for code in regional:
+        base = code.split("-")[0]
+        assert code in variants_of(base), code
+        assert variant_for_tag(code) == code
+    for language, variants in REGIONAL_VARIANTS.items():
+        assert language in variants, language  # the plain voice names keep their variant
+        assert supports_language(language)
+        for variant, tags in variants.items():
+            assert variant in FULL_LANGUAGES, variant
+            assert all(variant_for_tag(tag) == variant for tag in tags)
+            assert all(language_for_tag(tag) == language for tag in tags)
+            assert set(tags) <= set(HA_LANGUAGE_TAGS[language])
+        assert {t for tags in variants.values() for t in tags} == set(
+            HA_LANGUAGE_TAGS[language])
 
 
 def test_home_assistant_shows_the_adult_default_first_in_every_language() -> None:
@@ -154,6 +213,9 @@ def test_request_language_follows_the_voice() -> None:
     assert voice is not None
     assert request_language(voice, "A luz está acesa.") == "pt"
     assert request_language(voice, "A luz está acesa.", "pt-BR") == "pt"
+    assert reading_language(voice, "pt", "pt-BR") == "pt-BR"
+    assert reading_language(voice, "pt", None) == "pt"
+    assert reading_language(voice, None, "pt-BR") is None
 
 
 @pytest.mark.parametrize(("voice", "text", "language"), [
@@ -172,3 +234,14 @@ def test_long_text_in_another_language_of_the_same_script(voice: str, text: str,
 
     assert wait_loaded(120)
     assert text_language(voice, text) == language
+
+
+def test_list_voices_shows_the_regional_variant(tmp_path: Path) -> None:
+    import io
+
+    from wyoming_omnivoice.voices.listing import list_voices
+
+    out = io.StringIO()
+    assert list_voices(tmp_path, None, out=out) == 0
+    rows = {line.split()[0]: line.split()[1] for line in out.getvalue().splitlines()[1:-1]}
+    assert (rows["pt-female"], rows["pt-BR-female"], rows["de-female"]) == ("pt", "pt-BR", "de")

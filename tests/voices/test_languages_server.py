@@ -11,9 +11,18 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, audio_cycles, describe, free_port, synthesize_once
+from conftest import (
+    REPO_ROOT,
+    ServerProcess,
+    audio_cycles,
+    describe,
+    free_port,
+    read_until,
+    synthesize_once,
+)
 from conftest import tiny_server_args as server_args
 from wyoming.client import AsyncClient
+from wyoming.event import Event
 
 #: Starts server processes (or runs for seconds): not in the fast suite.
 pytestmark = pytest.mark.slow
@@ -33,7 +42,10 @@ async def test_languages_voices_first_use_anchor_and_unknown_voice(server_factor
     voices = {voice.name: voice for voice in info.tts[0].voices}
     assert "de-DE" in voices["de-female"].languages and "de" in voices["de-female"].languages
     assert voices["de-female"].description == "Female voice"
-    assert "pt-BR" in voices["pt-male"].languages
+    # Brazilian pipelines get the Brazilian voices (read the Brazilian way), the others
+    # the European ones.
+    assert voices["pt-BR-male"].languages == ["pt-BR"]
+    assert voices["pt-male"].languages == ["pt", "pt-PT"]
     assert {"zh-Hans", "zh-Hant"} <= set(voices["zh-female"].languages)
     async with AsyncClient.from_uri(server.uri) as client:
         events = await synthesize_once(client, "Das Licht ist an.", voice="de-female")
@@ -49,6 +61,33 @@ async def test_languages_voices_first_use_anchor_and_unknown_voice(server_factor
         events = await synthesize_once(client, "Bonjour.", voice="fr-nobody")
         assert len(audio_cycles(events)) == 1 and "error" not in [e.type for e in events]
     assert "Unknown voice 'fr-nobody': speaking with 'fr-female'" in server.log
+
+
+async def test_brazilian_requests_read_numbers_the_brazilian_way(
+        tiny_server: ServerProcess) -> None:
+    """The same sentence through a pt-BR voice, a request naming only ``pt-BR``, and a
+    stream naming a European voice with ``pt-BR``: Brazilian number words; through the
+    European voice (and with ``pt-PT``): European ones. The server's debug log shows the
+    text each request was read as."""
+    async with AsyncClient.from_uri(tiny_server.uri) as client:
+        for voice in ({"name": "pt-female"}, {"name": "pt-BR-female"},
+                      {"language": "pt-BR"}, {"name": "pt-BR-male", "language": "pt-PT"}):
+            await client.write_event(Event("synthesize", {"text": "Faltam 16 dias.",
+                                                          "voice": voice}))
+            events = await read_until(client, {"audio-stop"})
+            assert "error" not in [e.type for e in events], events
+        await client.write_event(Event("synthesize-start", {
+            "voice": {"name": "pt-female", "language": "pt-BR"}}))
+        await client.write_event(Event("synthesize-chunk", {"text": "Restam 19 minutos."}))
+        await client.write_event(Event("synthesize-stop"))
+        events = await read_until(client, {"synthesize-stopped"})
+        assert "error" not in [e.type for e in events], events
+    log = tiny_server.log
+    assert "Voice pt-female reads pt text as: 'Faltam dezasseis dias.'" in log
+    assert "Voice pt-BR-female reads pt-BR text as: 'Faltam dezesseis dias.'" in log
+    assert "Voice pt-BR-male reads pt text as: 'Faltam dezasseis dias.'" in log
+    assert "Voice pt-female reads pt-BR text as: 'Restam dezenove minutos.'" in log
+    assert log.count("reads pt-BR text as: 'Faltam dezesseis dias.'") == 2  # + language only
 
 
 def test_bad_preload_languages_is_one_line_and_exit_2(tmp_path: Path) -> None:

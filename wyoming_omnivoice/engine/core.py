@@ -38,6 +38,7 @@ from wyoming_omnivoice.engine.planning import (
 )
 from wyoming_omnivoice.engine.postprocess import cross_fade_chunks, post_process
 from wyoming_omnivoice.engine.precision import VARIANTS, check_precision, resolve_precision
+from wyoming_omnivoice.engine.prefix_cache import CachedBackbone, check_prefix_cache
 from wyoming_omnivoice.engine.prompt import PromptBuilder
 from wyoming_omnivoice.engine.reference import (
     HOP_LENGTH,
@@ -114,8 +115,9 @@ class Engine:
             graphs.embeddings, backbone, graphs.scorer(False, True), graphs.scorer,
             graphs.hidden_size, layout=layout, runner=runner, buckets=bucket_set,
             row_buckets=ROW_BUCKETS if backbone.cuda_graph and use_buckets else None,
-            max_positions=graphs.max_positions,
+            max_positions=graphs.max_positions, cached_backbone=self._cached_backbone,
         )
+        self._cached: CachedBackbone | None = None
         self.hidden_size = graphs.hidden_size
         if graphs.providers.device == "cuda" and not on_cuda:
             _LOGGER.warning(
@@ -150,6 +152,7 @@ class Engine:
         prepared_dir: Path | None = None,
         cache_dir: Path | None = None,
         min_canvas_frames: int = MIN_CANVAS_FRAMES,
+        prefix_cache: int = 0,
     ) -> Engine:
         """Load a model directory (see :mod:`.model_files`) on ``auto``/``cuda``/``cpu``.
 
@@ -161,9 +164,13 @@ class Engine:
         ``cuda_graph`` (CUDA only) captures one CUDA graph per bucket shape, by default
         with a prepared backbone. ``allow_tf32`` lets CUDA multiply fp32 in TF32 (faster,
         not exact; off by default). ``min_canvas_frames``: the smallest target canvas (see
-        :data:`MIN_CANVAS_FRAMES`; 0 keeps upstream's canvases).
+        :data:`MIN_CANVAS_FRAMES`; 0 keeps upstream's canvases). ``prefix_cache`` >= 2
+        loads the prefix-cache session now (:mod:`.prefix_cache`; a decode uses it when
+        its ``DecodeOptions.prefix_cache`` asks), so a backbone that cannot run it fails
+        here and not at the first request; 0 (the default) loads it only if asked.
         """
         check_precision(precision)
+        check_prefix_cache(prefix_cache)
         paths = ModelPaths.from_dir(model_dir)
         providers = choose_providers(device, allow_tf32=allow_tf32)
         if device == "auto":
@@ -206,11 +213,28 @@ class Engine:
             graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
                                  cuda_graph=cuda_graph, disabled_optimizers=disabled)
         graphs.load_seconds = {"prepared backbone": preparing, **graphs.load_seconds}
-        return cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
-                   precision=precision, min_canvas_frames=min_canvas_frames)
+        engine = cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
+                     precision=precision, min_canvas_frames=min_canvas_frames)
+        if prefix_cache >= 2:
+            engine._cached_backbone()
+        return engine
+
+    def _cached_backbone(self) -> CachedBackbone:
+        """The prefix-cache session (:mod:`.prefix_cache`), loaded once."""
+        if self._cached is None:
+            prepared = self.graphs.prepared
+            if prepared is None or self.decoder.runner is not None:
+                raise ValueError(
+                    f"the prefix cache needs a prepared fp32 or int8 backbone on the CPU step "
+                    f"path; this engine runs the {self.precision} backbone"
+                    f"{' with IO binding' if self.decoder.runner is not None else ''}. Use "
+                    "--precision int8 or fp32 on the CPU, or --prefix-cache 0")
+            self._cached = CachedBackbone.load(prepared, self.graphs.providers,
+                                               self.graphs.threads)
+        return self._cached
 
     def warm_up(self, lengths: Sequence[int] | None = None,
-                batch_sizes: Sequence[int] = (1,)) -> int:
+                batch_sizes: Sequence[int] = (1,), prefix_cache: int = 0) -> int:
         """Run one forward per length bucket a short reply can use; returns the count.
 
         With buckets (CUDA) that is every bucket up to the length of a 60-character reply,
@@ -229,7 +253,8 @@ class Engine:
                 lengths = [natural_length([prompt], self.decoder.layout_for([prompt]))]
         done = 0
         for size in batch_sizes:
-            done += self.decoder.warm_up(prompt, tuple(lengths), rows=size)
+            done += self.decoder.warm_up(prompt, tuple(lengths), rows=size,
+                                         prefix_cache=prefix_cache)
         _LOGGER.info("Warm-up: %d forward shape%s ready", done, "" if done == 1 else "s")
         return done
 

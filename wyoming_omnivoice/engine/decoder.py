@@ -11,7 +11,8 @@ Each step runs three graphs on the whole batch:
 Host work per step is ``O(8 T)``: position scores, Gumbel noise from each item's own
 ``numpy.random.Generator``, top-k and the token update.
 
-The row layouts of a batch (packed, rows, split) are in :mod:`.layouts`.
+The row layouts of a batch (packed, rows, split) are in :mod:`.layouts`; the opt-in prefix
+cache (``DecodeOptions.prefix_cache``, not exact) in :mod:`.prefix_cache`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ from wyoming_omnivoice.engine.layouts import (
     choose_layout,
     grid_shapes,
     natural_length,
+)
+from wyoming_omnivoice.engine.prefix_cache import (
+    CachedBackbone,
+    PrefixCacheStep,
+    check_prefix_cache,
 )
 from wyoming_omnivoice.engine.prompt import Prompt
 from wyoming_omnivoice.engine.schedule import unmask_counts
@@ -60,6 +66,9 @@ class DecodeOptions:
     position_temperature: float = 5.0
     class_temperature: float = 0.0
     denoise: bool = True
+    #: Refresh the prefix's keys and values every N steps, reuse them between (not exact,
+    #: see :mod:`.prefix_cache`); 0 (and 1) decode exactly.
+    prefix_cache: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.num_step, int) or not 1 <= self.num_step <= 256:
@@ -70,6 +79,7 @@ class DecodeOptions:
             raise ValueError(f"t_shift must be in (0, 10], not {self.t_shift}")
         if float(self.position_temperature) < 0 or float(self.class_temperature) < 0:
             raise ValueError("temperatures must not be negative")
+        check_prefix_cache(self.prefix_cache)
 
 
 @dataclass
@@ -172,6 +182,7 @@ class Decoder:
         buckets: tuple[int, ...] | None = None,
         row_buckets: tuple[int, ...] | None = None,
         max_positions: int | None = None,
+        cached_backbone: Callable[[], CachedBackbone] | None = None,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
@@ -192,6 +203,8 @@ class Decoder:
         self.row_buckets = row_buckets
         #: Longest backbone input the graph accepts (a prepared backbone's rotary table).
         self.max_positions = max_positions
+        #: The prefix-cache session (:mod:`.prefix_cache`), loaded on first use.
+        self.cached_backbone = cached_backbone
         self.last_stats = DecodeStats()
 
     def _scorer(self, *, sampling: bool, guided: bool) -> Graph:
@@ -206,11 +219,14 @@ class Decoder:
 
     def forward(self, batch: Batch, scorer: Graph, guidance: np.ndarray,
                 want: list[str], stats: DecodeStats,
-                embed: Callable[[int, Grid], np.ndarray] | None = None) -> list[np.ndarray]:
+                embed: Callable[[int, Grid], np.ndarray] | None = None,
+                backbone: Callable[[int, Grid, np.ndarray], np.ndarray] | None = None,
+                ) -> list[np.ndarray]:
         """One model evaluation: embeddings -> backbone per grid -> scoring, ``[B, 8, T]``.
 
         ``embed(index, grid)``: the grid's embeddings (default: the embeddings graph on the
-        whole grid)."""
+        whole grid); ``backbone(index, grid, embeds)``: its hidden states (default:
+        :meth:`run_backbone`)."""
         hidden_parts = []
         for index, grid in enumerate(batch.grids):
             t0 = time.perf_counter()
@@ -224,11 +240,8 @@ class Decoder:
                     self.embeddings.run_options,
                 )
             t1 = time.perf_counter()
-            (hidden,) = self.backbone.session.run(
-                ["hidden_states"],
-                self.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": grid.mask}),
-                self.backbone.run_options,
-            )
+            hidden = backbone(index, grid, embeds) if backbone is not None \
+                else self.run_backbone(grid, embeds)
             stats.embed_s += t1 - t0
             stats.backbone_s += time.perf_counter() - t1
             hidden_parts.append(hidden)
@@ -243,6 +256,15 @@ class Decoder:
         )
         stats.scoring_s += time.perf_counter() - t2
         return results
+
+    def run_backbone(self, grid: Grid, embeds: np.ndarray) -> np.ndarray:
+        """The exact backbone on one grid: ``[rows, length, hidden]``."""
+        (hidden,) = self.backbone.session.run(
+            ["hidden_states"],
+            self.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": grid.mask}),
+            self.backbone.run_options,
+        )
+        return np.asarray(hidden)
 
     def layout_for(self, prompts: list[Prompt]) -> str:
         """The row layout of a batch (``auto`` picks the cheapest exact one)."""
@@ -268,13 +290,22 @@ class Decoder:
         return padded, pad_rows
 
     def _step(self, batch: Batch, scorer: Graph, guidance: np.ndarray,
-              want: list[str]) -> Any:
+              want: list[str], prefix_cache: int = 0) -> Any:
+        if prefix_cache >= 2:
+            if self.runner is not None or self.cached_backbone is None:
+                raise ValueError("the prefix cache runs on the CPU step path with a prepared "
+                                 "fp32 or int8 backbone; this engine has none (use "
+                                 "prefix_cache 0)")
+            return PrefixCacheStep(_PlainStep(self, batch, scorer, guidance, want),
+                                   self.cached_backbone(), prefix_cache)
         if self.runner is not None:
             return self.runner.prepare(batch, scorer, guidance, want)
         return _PlainStep(self, batch, scorer, guidance, want)
 
-    def warm_up(self, prompt: Prompt, lengths: tuple[int, ...], rows: int = 1) -> int:
-        """Run one forward per bucket length (allocations, CUDA graph capture)."""
+    def warm_up(self, prompt: Prompt, lengths: tuple[int, ...], rows: int = 1,
+                prefix_cache: int = 0) -> int:
+        """Run one forward per bucket length (allocations, CUDA graph capture); with
+        ``prefix_cache`` a refresh and a cached step too."""
         done = 0
         stats = DecodeStats()
         guidance = np.array(2.0, dtype=np.float32)
@@ -285,6 +316,10 @@ class Decoder:
             _, pad_rows = self.shape_for([prompt] * rows, layout=layout)
             batch = Batch([prompt] * rows, layout, length, pad_rows)
             self._step(batch, self.scorer, guidance, [PRED, CONF]).run(stats)
+            if prefix_cache >= 2:
+                cached = self._step(batch, self.scorer, guidance, [PRED, CONF], prefix_cache)
+                cached.run(stats)
+                cached.run(stats)
             done += 1
         return done
 
@@ -324,7 +359,7 @@ class Decoder:
         sampling = options.class_temperature > 0
         want = [PRED, CONF] + ([TOPK_VALUES, TOPK_INDICES] if sampling else [])
         position_temp = np.float32(options.position_temperature)
-        step_runner = self._step(batch, scorer, guidance, want)
+        step_runner = self._step(batch, scorer, guidance, want, options.prefix_cache)
         cells = NUM_CODEBOOKS * t_max
         ranks = np.arange(cells)[None, :]
 

@@ -55,6 +55,8 @@ class GraphSet:
     scoring_cache: Path | None = None
     #: Seconds each session took to load (label -> s), for the start-up line.
     load_seconds: dict[str, float] = field(default_factory=dict, repr=False)
+    #: The prepared backbone loaded (None: the published file).
+    prepared: PreparedBackbone | None = None
     _scorers: dict[tuple[bool, bool], Graph] = field(default_factory=dict, repr=False)
 
     @property
@@ -148,7 +150,7 @@ def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
                       providers=providers, threads=threads,
                       max_positions=prepared.max_positions if prepared else None,
                       scoring_cache=prepared.path.parent.parent if prepared else None,
-                      load_seconds=seconds)
+                      load_seconds=seconds, prepared=prepared)
     graphs.scorer(False, True)  # the default scorer is checked at load time
     if prepared is None or not prepared.info.get("bidirectional_checked"):
         check_bidirectional(backbone_graph, hidden_size)

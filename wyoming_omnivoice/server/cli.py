@@ -55,13 +55,15 @@ def start(config: Config) -> int:
     catalog, failed_folders = startup.load_catalog(args)
     timing.mark("voices")
     include_cloning = any(preset.is_cloned for preset in catalog)
-    model_dir = startup.resolve_model_dir(args, include_cloning)
+    model_dir = startup.resolve_model_dir(args.model_dir, args.data_path, args.manifest,
+                                          include_cloning=include_cloning)
     timing.mark("model files")
     if args.download_only:
         _LOGGER.info("Model ready in %s (--download-only: not serving)", model_dir)
         return 0
     engine = startup.load_engine(model_dir, args.device, args.precision,
-                                 allow_tf32=args.allow_tf32, cache_dir=data_dir)
+                                 allow_tf32=args.allow_tf32, cache_dir=data_dir,
+                                 prefix_cache=args.prefix_cache)
     timing.mark("engine", engine.load_seconds)
     options = DecodeOptions(num_step=args.num_steps_on(engine.device),
                             guidance_scale=args.guidance_scale)
@@ -78,8 +80,15 @@ def start(config: Config) -> int:
     args = dataclasses.replace(args, shutdown_timeout=args.shutdown_timeout_on(engine.device))
 
     demand = Demand()
+    # Anchors, the studio and the warm-up decode exactly; requests with --prefix-cache.
+    if args.prefix_cache >= 2:
+        _LOGGER.warning("--prefix-cache %d: requests reuse the prefix's keys and values "
+                        "between refreshes every %d steps (faster, not exact; its effect on "
+                        "the sound is not known; README \"Prefix cache\")",
+                        args.prefix_cache, args.prefix_cache)
     worker = InferenceWorker(
-        engine, options=options, max_queued=2 * args.max_concurrent + args.max_batch_size,
+        engine, options=dataclasses.replace(options, prefix_cache=args.prefix_cache),
+        max_queued=2 * args.max_concurrent + args.max_batch_size,
         max_batch=args.max_batch_size, batch_window_s=args.batch_window_ms / 1000.0,
         in_flight=lambda: len(demand),
     )
@@ -111,7 +120,7 @@ def start(config: Config) -> int:
         worker, options.num_step)
     worker.start()
     warm_up_after_ready(worker, warm_request, options, served, default,
-                        idle=lambda: service.active == 0)
+                        idle=lambda: service.active == 0, prefix_cache=args.prefix_cache)
     assets.start_background()
     timing.mark("worker")
     side = None

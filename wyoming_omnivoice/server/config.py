@@ -20,10 +20,9 @@ from wyoming_omnivoice.engine import default_num_steps
 from wyoming_omnivoice.errors import StartupError
 from wyoming_omnivoice.model.data_dir import prepare_data_dir
 from wyoming_omnivoice.server.flags import (
+    BOUNDS,
     DEFAULT_URI,
     DEFAULT_VOICE,
-    MAX_STEPS,
-    MIN_STEPS,
     SHUTDOWN_TIMEOUT_S,
     build_parser,
     default_data_dir,
@@ -47,6 +46,7 @@ class Config:
     device: str = "auto"
     precision: str = "auto"
     num_steps: int | None = None
+    prefix_cache: int = 0
     allow_tf32: bool = False
     voice: str = DEFAULT_VOICE
     voices_file: Path | None = None
@@ -100,9 +100,7 @@ class Config:
 
 def num_steps_problem(steps: int | None) -> str | None:
     """The message for a bad ``--num-steps``, or None."""
-    if steps is not None and not MIN_STEPS <= steps <= MAX_STEPS:
-        return f"--num-steps {steps}: use {MIN_STEPS} to {MAX_STEPS}"
-    return None
+    return BOUNDS["--num-steps"].problem("--num-steps", steps)
 
 
 def num_steps_for(steps: int | None, device: str) -> int:
@@ -140,31 +138,10 @@ def validate(args: Config) -> Config:
         raise StartupError(f"--uri {args.uri!r}: a unix URI needs a socket path")
     if args.zeroconf is not None and uri.scheme != "tcp":
         raise StartupError("--zeroconf needs a tcp:// URI")
-    checks: list[tuple[bool, str]] = [
-        (num_steps_problem(args.num_steps) is None, str(num_steps_problem(args.num_steps))),
-        (0.0 <= args.guidance_scale <= 10.0,
-         f"--guidance-scale {args.guidance_scale}: use 0 to 10"),
-        (64 <= args.samples_per_chunk <= 48000,
-         f"--samples-per-chunk {args.samples_per_chunk}: use 64 to 48000"),
-        (args.max_text_length >= 1, f"--max-text-length {args.max_text_length}: must be >= 1"),
-        (args.max_concurrent >= 1, f"--max-concurrent {args.max_concurrent}: must be >= 1"),
-        (1 <= args.max_batch_size <= 64,
-         f"--max-batch-size {args.max_batch_size}: use 1 to 64"),
-        (0.0 <= args.batch_window_ms <= 10.0,
-         f"--batch-window-ms {args.batch_window_ms}: use 0 to 10"),
-        (0.1 <= args.read_timeout <= 3600, f"--read-timeout {args.read_timeout}: use 0.1 to 3600"),
-        (0.1 <= args.write_timeout <= 3600,
-         f"--write-timeout {args.write_timeout}: use 0.1 to 3600"),
-        (0.0 <= args.idle_timeout <= 86400,
-         f"--idle-timeout {args.idle_timeout}: use 0 (never) to 86400"),
-        (1 <= args.max_connections <= 10000,
-         f"--max-connections {args.max_connections}: use 1 to 10000"),
-        (args.shutdown_timeout is None or 0.0 <= args.shutdown_timeout <= 3600,
-         f"--shutdown-timeout {args.shutdown_timeout}: use 0 to 3600"),
-    ]
-    for ok, message in checks:
-        if not ok:
-            raise StartupError(message)
+    for flag, bounds in BOUNDS.items():  # the numeric flags
+        problem = bounds.problem(flag, getattr(args, flag[2:].replace("-", "_")))
+        if problem is not None:
+            raise StartupError(problem)
     if args.voices_file is not None and not args.voices_file.is_file():
         raise StartupError(f"--voices-file {args.voices_file}: no such file")
     if args.model_dir is not None and not args.model_dir.is_dir():

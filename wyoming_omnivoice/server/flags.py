@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from wyoming_omnivoice import __version__
@@ -27,6 +28,55 @@ DEFAULT_VOICE = "en-female-young"
 #: grace period), so a container stop lets every request in progress finish.
 SHUTDOWN_TIMEOUT_S = {"cpu": 60.0, "cuda": 15.0}
 MIN_STEPS, MAX_STEPS = 1, 128
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The values a numeric flag takes: ``low`` to ``high`` (None: no upper bound)."""
+
+    low: float
+    high: float | None = None
+    #: What the low end means, said in the message ("use 0 (never) to 86400").
+    low_means: str | None = None
+
+    def problem(self, flag: str, value: float | None) -> str | None:
+        """The message for ``value`` out of bounds; None when unset or within them."""
+        if value is None:
+            return None
+        if self.high is None:
+            return None if value >= self.low else f"{flag} {value}: must be >= {self.low:g}"
+        if self.low <= value <= self.high:
+            return None
+        low = f"{self.low:g}" + (f" ({self.low_means})" if self.low_means else "")
+        return f"{flag} {value}: use {low} to {self.high:g}"
+
+
+#: Every numeric server flag's bounds, checked once by :func:`.config.validate` in this
+#: order (the first value out of bounds is the one reported).
+BOUNDS: dict[str, Bounds] = {
+    "--num-steps": Bounds(MIN_STEPS, MAX_STEPS),
+    "--prefix-cache": Bounds(0, MAX_STEPS, low_means="off, exact"),
+    "--guidance-scale": Bounds(0, 10),
+    "--samples-per-chunk": Bounds(64, 48000),
+    "--max-text-length": Bounds(1),
+    "--max-concurrent": Bounds(1),
+    "--max-batch-size": Bounds(1, 64),
+    "--batch-window-ms": Bounds(0, 10),
+    "--read-timeout": Bounds(0.1, 3600),
+    "--write-timeout": Bounds(0.1, 3600),
+    "--idle-timeout": Bounds(0, 86400, low_means="never"),
+    "--max-connections": Bounds(1, 10000),
+    "--shutdown-timeout": Bounds(0, 3600),
+}
+
+
+def add_number(parser: argparse.ArgumentParser, flag: str, kind: type[int] | type[float],
+               default: float, help: str) -> None:
+    """A numeric flag with :data:`BOUNDS` of its own; its help ends with the default."""
+    if flag not in BOUNDS:
+        raise KeyError(f"{flag}: a numeric flag needs its bounds in BOUNDS")
+    parser.add_argument(flag, type=kind, default=default,
+                        help=f"{help} (default: %(default)s)")
 
 
 def default_data_dir() -> Path:
@@ -56,19 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="default voice when a request names none (default: %(default)s)")
     parser.add_argument("--voices-file", type=Path, default=None,
                         help="YAML file with your own voice presets (add or override)")
-    parser.add_argument("--guidance-scale", type=float, default=2.0,
-                        help="classifier-free guidance scale, 0-10 (default: %(default)s)")
-    parser.add_argument("--samples-per-chunk", type=int, default=1024,
-                        help="audio samples per audio-chunk event (default: %(default)s)")
-    parser.add_argument("--max-text-length", type=int, default=5000,
-                        help="longest text accepted per request, in characters "
-                             "(default: %(default)s)")
-    parser.add_argument("--max-concurrent", type=int, default=16,
-                        help="synthesis requests served at once; more get a 'busy' error "
-                             "(default: %(default)s)")
-    parser.add_argument("--max-batch-size", type=int, default=8,
-                        help="most requests decoded together in one batch (default: "
-                             "%(default)s)")
+    add_number(parser, "--guidance-scale", float, 2.0,
+               "classifier-free guidance scale, 0-10")
+    add_number(parser, "--samples-per-chunk", int, 1024,
+               "audio samples per audio-chunk event")
+    add_number(parser, "--max-text-length", int, 5000,
+               "longest text accepted per request, in characters")
+    add_number(parser, "--max-concurrent", int, 16,
+               "synthesis requests served at once; more get a 'busy' error")
+    add_number(parser, "--max-batch-size", int, 8,
+               "most requests decoded together in one batch")
     parser.add_argument("--batch-window-ms", type=float, default=5.0,
                         help="how long the worker waits for requests known to be in flight "
                              "to join a batch, 0-10 ms (a lone request never waits; "
@@ -77,20 +124,17 @@ def build_parser() -> argparse.ArgumentParser:
                         default=True,
                         help="read numbers, dates, times and units as words (a voice can "
                              "override it; default: on)")
-    parser.add_argument("--read-timeout", type=float, default=30.0,
-                        help="seconds a client may take to finish sending an event it has "
-                             "started; a stalled client is disconnected (default: "
-                             "%(default)s)")
-    parser.add_argument("--write-timeout", type=float, default=30.0,
-                        help="seconds a client may go without reading the audio sent to it "
-                             "before it is disconnected (default: %(default)s)")
-    parser.add_argument("--idle-timeout", type=float, default=300.0,
-                        help="seconds a connection with nothing in progress may stay silent "
-                             "before it is closed; 0 keeps idle connections open (default: "
-                             "%(default)s)")
-    parser.add_argument("--max-connections", type=int, default=64,
-                        help="most client connections open at once; more are refused with "
-                             "an error event (default: %(default)s)")
+    add_number(parser, "--read-timeout", float, 30.0,
+               "seconds a client may take to finish sending an event it has started; a "
+               "stalled client is disconnected")
+    add_number(parser, "--write-timeout", float, 30.0,
+               "seconds a client may go without reading the audio sent to it before it is "
+               "disconnected")
+    add_number(parser, "--idle-timeout", float, 300.0,
+               "seconds a connection with nothing in progress may stay silent before it is "
+               "closed; 0 keeps idle connections open")
+    add_number(parser, "--max-connections", int, 64,
+               "most client connections open at once; more are refused with an error event")
     parser.add_argument("--shutdown-timeout", type=float, default=None,
                         help="on SIGTERM/SIGINT, seconds to let requests in progress finish; "
                              "requests still running then get a shutting-down error "
@@ -162,7 +206,7 @@ def build_synthesize_parser() -> argparse.ArgumentParser:
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--precision``, ``--num-steps`` and ``--allow-tf32``."""
+    """``--precision``, ``--num-steps``, ``--prefix-cache`` and ``--allow-tf32``."""
     parser.add_argument(
         "--precision", choices=PRECISIONS, default="auto",
         help="backbone: fp32 (exact), int8 (CPU, about 3x faster, close), fp16 (GPU), "
@@ -174,6 +218,12 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"diffusion steps per decode, {MIN_STEPS}-{MAX_STEPS} (default: "
              f"{default_num_steps('cpu')} on the CPU, {default_num_steps('cuda')} on CUDA; "
              "32 is upstream's and the exact mode's)")
+    parser.add_argument(
+        "--prefix-cache", type=int, default=0, metavar="N",
+        help="experimental, not exact: reuse the text and voice prefix's keys and values "
+             "between decode steps, refreshed every N steps (2-128; CPU, int8 or fp32). "
+             "Faster; its effect on the sound is not known (README \"Prefix cache\"). "
+             "0 or 1: the exact decode (default: 0)")
     parser.add_argument(
         "--allow-tf32", action="store_true",
         help="let CUDA multiply fp32 matrices in TF32 (faster on Ampere and later, no "

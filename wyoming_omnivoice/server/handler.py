@@ -73,6 +73,8 @@ _SYNTHESIZE_START = "synthesize-start"
 @dataclass(eq=False)
 class _Stream:
     request: Request
+    #: The language tag its ``synthesize-start`` named (reading: ``pt-BR``), if any.
+    language: str | None = None
     compat_text: str | None = None
     #: Streaming disabled: the text collected, spoken as one at the stop, and its length.
     collected: list[str] = field(default_factory=list)
@@ -221,16 +223,22 @@ class OmniVoiceEventHandler(Connection):
         if not stream.request.active or stream.compat_text is not None:
             return
         stream.compat_text = request.text
-        await self._start_one_shot(stream.compat_text, request.voice,
-                                   fallback=stream.request.voice)
+        await self._start_one_shot(stream.compat_text, request.voice, fallback=stream)
 
     async def _start_one_shot(self, text: str, wish: VoiceWish | None,
-                              fallback: VoicePreset | None = None, ssml: bool = False) -> None:
+                              fallback: _Stream | None = None, ssml: bool = False) -> None:
+        """``fallback``: the stream whose text this is (its voice and language, when the
+        request names no voice)."""
         service = self.service
+        if wish is None and fallback is not None:
+            language = fallback.language
+        else:
+            language = wish.language if wish is not None else None
         try:
             service.check_open()
             service.check_length(len(text))
-            voice = fallback if wish is None and fallback is not None else service.route(wish)
+            voice = (fallback.request.voice if wish is None and fallback is not None
+                     else service.route(wish))
             texts = await service.prepare_one_shot(text, ssml=ssml)
         except RequestError as err:
             self._decline(_SYNTHESIZE, err)
@@ -242,7 +250,7 @@ class OmniVoiceEventHandler(Connection):
             self._reply(*silent_cycle(self.ctx.sample_rate))
             return
         try:
-            speech = service.admit(voice, ssml=ssml, clock=PlayClock())
+            speech = service.admit(voice, ssml=ssml, clock=PlayClock(), language=language)
         except RequestError as err:
             self._decline(_SYNTHESIZE, err)
             return
@@ -259,14 +267,16 @@ class OmniVoiceEventHandler(Connection):
         try:
             service.check_open()
             voice = service.route(start.voice)
-            speech = (service.admit(voice, ssml=start.ssml, streamed=True, clock=PlayClock())
+            language = start.voice.language if start.voice is not None else None
+            speech = (service.admit(voice, ssml=start.ssml, streamed=True, clock=PlayClock(),
+                                    language=language)
                       if self.ctx.settings.streaming else None)
         except RequestError as err:
             self._refused_stream(err)
             return
         request = self._track(Kind.STREAM, voice, speech) if speech is not None else \
             Request(kind=Kind.STREAM, voice=voice, pcm=self._pcm())
-        self._stream = _Stream(request=request)
+        self._stream = _Stream(request=request, language=language)
         _LOGGER.debug("Stream with voice %s", voice.name)
 
     async def _on_stream_chunk(self, chunk: StreamChunk) -> None:
@@ -314,8 +324,7 @@ class OmniVoiceEventHandler(Connection):
                 self._reply(*silent_cycle(self.ctx.sample_rate))
         elif request.active and stream.compat_text is None and stream.collected:
             # Streaming disabled and no compatibility copy came: speak the collected text.
-            await self._start_one_shot("".join(stream.collected), None,
-                                       fallback=request.voice)
+            await self._start_one_shot("".join(stream.collected), None, fallback=stream)
         self._output.put(Reply([SynthesizeStopped().event()], ends=request))
 
     async def _close_open_stream(self) -> None:

@@ -36,13 +36,12 @@ from wyoming_omnivoice.server.errors import (
     request_error_for,
 )
 from wyoming_omnivoice.server.gap_guard import GapGuard
-from wyoming_omnivoice.server.requests import CycleState, Piece, Reply, Request, audio_to_pcm
+from wyoming_omnivoice.server.requests import CycleState, Piece, Reply, Request
+from wyoming_omnivoice.speech.pcm import CHANNELS, SAMPLE_WIDTH, audio_to_pcm
 from wyoming_omnivoice.speech.service import Audio
 
 _LOGGER = logging.getLogger(__name__)
 
-SAMPLE_WIDTH = 2
-CHANNELS = 1
 #: Replies (events other than audio) a connection may have waiting to be written.
 MAX_QUEUED_REPLIES = 64
 

@@ -77,12 +77,6 @@ class PcmBuffer:
         return rest
 
 
-def audio_to_pcm(audio: np.ndarray[Any, np.dtype[Any]]) -> bytes:
-    """float32 [-1, 1] -> 16-bit little-endian PCM."""
-    samples = np.clip(np.asarray(audio, dtype=np.float32).reshape(-1), -1.0, 1.0)
-    return np.round(samples * 32767.0).astype("<i2").tobytes()
-
-
 @dataclass(eq=False)
 class Request:
     """One one-shot request or one stream on a connection."""

@@ -54,18 +54,18 @@ def _default_voice_problem(voice: str, catalog: VoiceCatalog,
     return message
 
 
-def resolve_model_dir(config: Config, include_cloning: bool) -> Path:
+def resolve_model_dir(model_dir: Path | None, data_dir: Path, manifest: Path | None, *,
+                      include_cloning: bool) -> Path:
     """--model-dir checked as is, or the model downloaded and verified into --data-dir."""
     from wyoming_omnivoice.engine import ModelError
     from wyoming_omnivoice.model import download
 
     try:
-        if config.model_dir is not None:
-            download.check_model_dir(config.model_dir, include_cloning=include_cloning)
-            path: Path = config.model_dir
-            return path
-        return download.ensure_model(config.data_path, include_cloning=include_cloning,
-                                     manifest=config.manifest)
+        if model_dir is not None:
+            download.check_model_dir(model_dir, include_cloning=include_cloning)
+            return model_dir
+        return download.ensure_model(data_dir, include_cloning=include_cloning,
+                                     manifest=manifest)
     except ModelError as err:
         raise StartupError(str(err)) from None
     except OSError as err:  # a disk that fails under the model folder: one line, no trace
@@ -74,7 +74,8 @@ def resolve_model_dir(config: Config, include_cloning: bool) -> Path:
 
 
 def load_engine(model_dir: Path, device: str, precision: str = "auto", *,
-                allow_tf32: bool = False, cache_dir: Path | None = None) -> Engine:
+                allow_tf32: bool = False, cache_dir: Path | None = None,
+                prefix_cache: int = 0) -> Engine:
     """Load the engine; with ``--device auto`` a GPU that fails falls back to the CPU, loudly.
 
     ``precision`` ``auto`` takes the default of the device the engine lands on (so a
@@ -96,7 +97,8 @@ def load_engine(model_dir: Path, device: str, precision: str = "auto", *,
                            else precision)
     try:
         engine = Engine.load(model_dir, device=device, precision=precision,
-                             allow_tf32=allow_tf32, cache_dir=cache_dir)
+                             allow_tf32=allow_tf32, cache_dir=cache_dir,
+                             prefix_cache=prefix_cache)
     except ValueError as err:
         raise StartupError(str(err)) from None
     except (ModelError, RuntimeError) as err:
@@ -116,6 +118,6 @@ def load_engine(model_dir: Path, device: str, precision: str = "auto", *,
     check_start_memory(model_dir, default_precision("cpu") if precision == "auto" else precision)
     try:
         return Engine.load(model_dir, device="cpu", precision=precision,
-                           cache_dir=cache_dir)
+                           cache_dir=cache_dir, prefix_cache=prefix_cache)
     except (ModelError, ValueError, RuntimeError) as err:
         raise StartupError(str(err)) from None

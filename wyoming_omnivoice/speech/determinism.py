@@ -34,8 +34,9 @@ def deterministic_requests(make_request: RequestBuilder, enabled: bool) -> Reque
     if not enabled:
         return make_request
 
-    def make_seeded_request(voice: VoicePreset, text: str) -> SynthesisRequest:
-        request = make_request(voice, text)
+    def make_seeded_request(voice: VoicePreset, text: str,
+                            requested: str | None = None) -> SynthesisRequest:
+        request = make_request(voice, text, requested)
         return dataclasses.replace(request, seed=request_seed(voice.name, request))
 
     return make_seeded_request

@@ -4,17 +4,19 @@
   unless the text is clearly in another script (:mod:`.request_language`).
 - Normalisation follows the voice's own switch when it has one; otherwise it is on when
   ``--normalize-text`` is on and the language has a full rule set (others are spoken as
-  written, as upstream does by default).
+  written, as upstream does by default). It reads the text the way of the language's
+  regional variant when the request names one (``pt-BR``) or the voice is one's
+  (``pt-BR-female``), else the language's own way (:func:`.request_language.reading_language`).
 - Reference: a cloned voice's clone prompt (with its loudness), else a designed voice's
   anchor (built on first use for a voice whose language was not preloaded), else none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import logging
+from typing import TYPE_CHECKING, Protocol
 
-from wyoming_omnivoice.speech.request_language import request_language
+from wyoming_omnivoice.speech.request_language import reading_language, request_language
 from wyoming_omnivoice.voices.assets import VoiceAssets
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
@@ -22,8 +24,15 @@ if TYPE_CHECKING:
     from wyoming_omnivoice import SynthesisRequest
 
 
-#: Builds the engine request for (voice, text); raises ValueError for bad input.
-RequestBuilder = Callable[[VoicePreset, str], "SynthesisRequest"]
+_LOGGER = logging.getLogger(__name__)
+
+
+class RequestBuilder(Protocol):
+    """Builds the engine request for (voice, text, the language tag the request named);
+    raises ValueError for bad input."""
+
+    def __call__(self, voice: VoicePreset, text: str,
+                 requested: str | None = None) -> SynthesisRequest: ...
 
 
 def make_request_factory(assets: VoiceAssets, normalize_default: bool) -> RequestBuilder:
@@ -33,14 +42,18 @@ def make_request_factory(assets: VoiceAssets, normalize_default: bool) -> Reques
 
     # The language identification (speech/text_language_id.py) starts loading after the
     # server is ready (speech/warmup.py); until then a voice speaks its own language.
-    def make_request(voice: VoicePreset, text: str) -> SynthesisRequest:
-        language = request_language(voice, text)
+    def make_request(voice: VoicePreset, text: str,
+                     requested: str | None = None) -> SynthesisRequest:
+        language = request_language(voice, text, requested)
+        reading = reading_language(voice, language, requested)
         if voice.normalize_text is not None:
             normalize = voice.normalize_text
         else:
-            normalize = normalize_default and supports_language(language)
+            normalize = normalize_default and supports_language(reading)
         if normalize:
-            text = normalize_text(text, language)
+            written, text = text, normalize_text(text, reading)
+            if text != written:  # what the rules changed (the warm-up's "Ready." is not)
+                _LOGGER.debug("Voice %s reads %s text as: %r", voice.name, reading, text)
         prompt = assets.prompts.get(voice.name)
         anchor = assets.anchor_for(voice)
         if prompt is not None:

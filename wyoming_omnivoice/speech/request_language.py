@@ -21,6 +21,7 @@ import re
 
 from wyoming_omnivoice.speech.text_language_id import confident_language
 from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.voices.ha_languages import variant_for_tag, variant_tags
 
 #: Letters of each script (the main blocks).
 _SCRIPTS: dict[str, re.Pattern[str]] = {
@@ -114,3 +115,18 @@ def request_language(voice: VoicePreset, text: str, requested: str | None = None
         if wanted in voice.languages:
             language = wanted
     return text_language(language, text)
+
+
+def reading_language(voice: VoicePreset, language: str | None,
+                     requested: str | None = None) -> str | None:
+    """The language whose normalisation rules read text spoken in ``language``: the
+    regional variant the request's tag names when it is one of that language's (``pt-BR``
+    -> Brazilian, ``pt-PT`` -> European), else the voice's own variant (``pt-BR-female``),
+    else ``language``. Home Assistant never sends a tag: there the voice decides."""
+    if language is None:
+        return None
+    if requested:
+        variant = variant_for_tag(requested)
+        if variant is not None and variant_tags(language, variant) is not None:
+            return variant
+    return voice.reading_language(language)

@@ -172,12 +172,15 @@ class SpeechService:
     # ---- requests --------------------------------------------------------------------
 
     def admit(self, voice: VoicePreset, *, ssml: bool = False, streamed: bool = False,
-              override: Override | None = None, clock: PlayClock | None = None) -> Speech:
+              override: Override | None = None, clock: PlayClock | None = None,
+              language: str | None = None) -> Speech:
         """A slot for one request, or ``busy``. ``clock``: when its client runs out of
         audio (kept by the protocol side as it sends audio); with it, later pieces are
-        paced to decode before then, without it they are as long as allowed."""
+        paced to decode before then, without it they are as long as allowed.
+        ``language``: the language tag the request named (``pt-BR``: Brazilian readings
+        with a Portuguese voice), if any."""
         speech = Speech(self, voice, ssml=ssml, streamed=streamed, override=override,
-                        clock=clock)
+                        clock=clock, language=language)
         if not self.slots.try_acquire(speech):
             raise RequestError(f"Server busy: {self.slots.limit} requests in progress "
                                "(--max-concurrent); try again shortly", BUSY)
@@ -221,7 +224,8 @@ class SpeechService:
                 return np.zeros(0, dtype=np.float32)
             text, predicted = speech.plan(piece)
             # Normalisation is text work of unknown cost: off the event loop.
-            request = await self.text.run(self._make_request, speech.voice, text)
+            request = await self.text.run(self._make_request, speech.voice, text,
+                                          speech.language)
             if speech.override is not None:
                 request = speech.override.apply(request)
             if not speech.active:
@@ -270,7 +274,7 @@ class Speech:
 
     def __init__(self, service: SpeechService, voice: VoicePreset, *, ssml: bool,
                  streamed: bool, override: Override | None = None,
-                 clock: PlayClock | None = None) -> None:
+                 clock: PlayClock | None = None, language: str | None = None) -> None:
         self._service = service
         #: When the client runs out of audio (None: not paced, e.g. a whole-text request).
         self.clock = clock
@@ -279,6 +283,8 @@ class Speech:
         #: Pieces handed over but not yet planned, in order.
         self._waiting: list[AudioPiece] = []
         self.voice = voice
+        #: The language tag the request named, if any (the request builder reads with it).
+        self.language = language
         self.override = override
         self.ssml = ssml
         self.streamed = streamed

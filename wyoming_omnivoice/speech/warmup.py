@@ -66,11 +66,12 @@ def warm_normalizers(languages: Iterable[str]) -> None:
 
 def warm_up_after_ready(worker: InferenceWorker, request: SynthesisRequest,
                         options: DecodeOptions, catalog: VoiceCatalog, default: VoicePreset,
-                        idle: Callable[[], bool] = lambda: True,
+                        idle: Callable[[], bool] = lambda: True, prefix_cache: int = 0,
                         ) -> tuple[Future[None], threading.Thread]:
     """Queue the warm-up synthesis on the worker (before any request can reach it) and
     start the text warm-up thread, which works only while ``idle()``; their future and
-    thread (tests wait on them)."""
+    thread (tests wait on them). ``prefix_cache``: the requests' ``--prefix-cache``, whose
+    session is warmed too."""
     from wyoming_omnivoice.speech.text_language_id import start_loading
 
     small = replace(request, ref_codes=None, ref_text=None, ref_rms=None)
@@ -79,8 +80,9 @@ def warm_up_after_ready(worker: InferenceWorker, request: SynthesisRequest,
         from wyoming_omnivoice.engine import return_freed_memory
 
         try:
-            if engine.device == "cuda":  # one forward per length bucket (CUDA graphs)
-                engine.warm_up()
+            if engine.device == "cuda" or prefix_cache >= 2:
+                # One forward per length bucket (CUDA graphs), and the prefix-cache session.
+                engine.warm_up(prefix_cache=prefix_cache)
             engine.synthesize_batch([small], options=replace(options, num_step=1))
         except ValueError as err:  # checked before ready; the engine may still refuse
             _LOGGER.error("Warm-up synthesis with the default voice %r failed: %s; its "

@@ -132,16 +132,24 @@ class AnchorCache:
         Missing anchors are decoded in batches with ``engine.generate_codes_batch``; every
         item carries its own seed, so the codes equal a lone ``generate_codes`` call.
         ``log_progress`` False leaves the progress lines to the caller (the background
-        builder counts over all its batches).
+        builder counts over all its batches). Voices of the same content (``pt-female``
+        and ``pt-BR-female``) share one anchor, built once.
         """
         anchors: dict[str, Anchor] = {}
         missing: list[VoicePreset] = []
+        sharing: dict[str, list[VoicePreset]] = {}  # cache key -> the other voices of it
+        built_for: dict[str, VoicePreset] = {}  # cache key -> the voice that builds it
         for preset in presets:
             cached = self.load(preset)
-            if cached is None:
-                missing.append(preset)
-            else:
+            if cached is not None:
                 anchors[preset.name] = cached
+                continue
+            key = self.key(preset)
+            if key in built_for:
+                sharing.setdefault(key, []).append(preset)
+            else:
+                built_for[key] = preset
+                missing.append(preset)
         began = time.monotonic()
         if missing and log_progress:
             _LOGGER.info("Voice anchors: building %d (%d cached), %d at a time; only the first "
@@ -166,6 +174,8 @@ class AnchorCache:
                                 text=anchor_text_for(preset))
                 self._store(preset, anchor)
                 anchors[preset.name] = anchor
+                for other in sharing.get(self.key(preset), ()):
+                    anchors[other.name] = anchor
         if missing and log_progress:
             _log_progress(len(missing), len(missing), time.monotonic() - began)
         return anchors

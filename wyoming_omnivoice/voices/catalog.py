@@ -16,7 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from wyoming_omnivoice.engine import advertised_language_code
-from wyoming_omnivoice.voices.ha_languages import language_for_tag, tags_for
+from wyoming_omnivoice.voices.ha_languages import (
+    language_for_tag,
+    tags_for,
+    variant_for_tag,
+    variant_tags,
+)
 from wyoming_omnivoice.voices.reference import CloneReference
 
 _LOGGER = logging.getLogger(__name__)
@@ -49,6 +54,11 @@ class VoicePreset:
     #: imported): loaded as is, never rebuilt, so every replica speaks the same person
     #: whatever its precision and steps (see :mod:`.pinned`).
     anchor_file: Path | None = None
+    #: For a per-language voice of a language with regional variants (``pt``): the variant
+    #: it is served for (``pt`` or ``pt-BR``, :data:`.ha_languages.REGIONAL_VARIANTS`). It
+    #: lists that variant's tags only and its text is read that variant's way; it shares
+    #: the anchor of the language's other variants (same instruct and language).
+    variant: str | None = None
 
     @property
     def is_cloned(self) -> bool:
@@ -72,6 +82,14 @@ class VoicePreset:
                     return language
         return self.languages[0]
 
+    def reading_language(self, language: str) -> str:
+        """The language whose rules read text spoken in ``language`` (normalisation): the
+        voice's regional variant when it is one of that language's (``pt-BR``), else the
+        language itself."""
+        if self.variant and variant_tags(language, self.variant) is not None:
+            return self.variant
+        return language
+
     def content_key(self) -> dict[str, Any]:
         """What defines the sound of a designed voice (anchor cache key material)."""
         return {
@@ -88,7 +106,9 @@ class VoicePreset:
         usable ISO code."""
         codes: list[str] = []
         for language in self.languages:
-            for code in tags_for(language) or (advertised_language_code(language) or language,):
+            own = variant_tags(language, self.variant) if self.variant else None
+            for code in (own or tags_for(language)
+                         or (advertised_language_code(language) or language,)):
                 if code not in codes:
                     codes.append(code)
         return codes
@@ -148,10 +168,17 @@ class VoiceCatalog:
 
     def _language_of_name(self, name: str) -> str | None:
         """The language an unknown name starts with, when voices of that language are named
-        the same way (``de-female-old`` -> ``de``; ``no-such-voice`` -> None)."""
-        prefix, dash, _ = name.partition("-")
+        the same way (``de-female-old`` -> ``de``, ``pt-BR-female-old`` -> ``pt-BR``;
+        ``no-such-voice`` -> None)."""
+        prefix, dash, rest = name.partition("-")
         if not dash or not prefix:
             return None
+        regional = f"{prefix}-{rest.partition('-')[0]}"  # pt-BR-female-old -> pt-BR
+        variant = variant_for_tag(regional)
+        if variant is not None and variant.casefold() == regional.casefold() and any(
+                preset.variant == variant and preset.name.startswith(variant + "-")
+                for preset in self):
+            return variant
         language = language_for_tag(prefix)
         if language is None or not any(
                 preset.language == language and preset.name.startswith(prefix + "-")

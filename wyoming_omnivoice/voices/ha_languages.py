@@ -10,6 +10,14 @@ uses (``en-GB``, ``es-419``, ``pt-BR``, ``sr-Latn``, ``zh-Hans``, ``zh-Hant``, `
 The list is Home Assistant's Assist language list (``homeassistant/generated/languages.py``)
 less the one language OmniVoice does not speak (``gsw``, Swiss German; ``de-CH`` is listed
 under German), plus Cantonese for Hong Kong pipelines (``zh-HK``).
+
+A language whose regions read text differently (Brazilian Portuguese says "dezesseis"
+where Portugal says "dezasseis"; normalisation has a table per region) has *regional
+variants* (:data:`REGIONAL_VARIANTS`): its per-language voices are served once per
+variant (``pt-female`` for Portugal, ``pt-BR-female`` for Brazil), each listing only its
+variant's tags, because Home Assistant sends the voice but never the pipeline's language:
+the voice is all that tells the server how to read. Other voices of the language (a
+cloned or a written-out voice) list every tag of the language.
 """
 
 from __future__ import annotations
@@ -79,9 +87,20 @@ HA_LANGUAGE_TAGS: dict[str, tuple[str, ...]] = {
     "yue": ("yue", "zh-HK"),
 }
 
+#: OmniVoice id -> its regional variants (a variant name -> the tags its voices list): the
+#: languages whose text normalisation has a table per region (``text/normalize``). The
+#: first variant keeps the language's plain voice names (``pt-female``).
+REGIONAL_VARIANTS: dict[str, dict[str, tuple[str, ...]]] = {
+    "pt": {"pt": ("pt", "pt-PT"), "pt-BR": ("pt-BR",)},
+}
+
 _SEPARATOR = re.compile(r"[-_]")
 _BY_TAG: dict[str, str] = {
     tag.casefold(): language for language, tags in HA_LANGUAGE_TAGS.items() for tag in tags
+}
+_VARIANT_BY_TAG: dict[str, str] = {
+    tag.casefold(): variant for variants in REGIONAL_VARIANTS.values()
+    for variant, tags in variants.items() for tag in tags
 }
 
 
@@ -102,6 +121,22 @@ def language_for_tag(tag: str) -> str | None:
     if key in _BY_TAG:
         return _BY_TAG[key]
     return _BY_TAG.get(_SEPARATOR.split(key, maxsplit=1)[0])
+
+
+def variants_of(language_id: str) -> tuple[str, ...]:
+    """The regional variants of a language (``pt`` -> ``("pt", "pt-BR")``), none for most."""
+    return tuple(REGIONAL_VARIANTS.get(language_id, ()))
+
+
+def variant_tags(language_id: str, variant: str) -> tuple[str, ...] | None:
+    """The tags the voices of one variant of a language list; None when it is not one."""
+    return REGIONAL_VARIANTS.get(language_id, {}).get(variant)
+
+
+def variant_for_tag(tag: str) -> str | None:
+    """The regional variant a tag names (``pt-BR``, ``pt_br`` -> ``pt-BR``; ``pt-PT`` ->
+    ``pt``); None for a tag of a language without variants."""
+    return _VARIANT_BY_TAG.get(tag.strip().replace("_", "-").casefold())
 
 
 def tag_count() -> int:

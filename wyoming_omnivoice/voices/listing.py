@@ -26,12 +26,15 @@ def list_voices(data_dir: Path, voices_file: Path | None, default: str | None = 
     catalog, problems, _folders = gather_voices(data_dir, voices_file)
     presets = list(catalog)
     width = max([len("NAME")] + [len(preset.name) for preset in presets])
-    lang_width = max([len("LANGUAGES")] + [len(", ".join(p.languages)) for p in presets])
+    # A regional variant's voice shows its variant (pt-BR-female: pt-BR).
+    languages = {p.name: ", ".join(p.reading_language(lang) for lang in p.languages)
+                 for p in presets}
+    lang_width = max([len("LANGUAGES")] + [len(text) for text in languages.values()])
     stream.write(f"{'NAME'.ljust(width)}  {'LANGUAGES'.ljust(lang_width)}  DESCRIPTION\n")
     for preset in presets:
         mark = " (default)" if preset.name == default else ""
         extra = "" if preset.source.startswith("built-in") else f" [{preset.source}]"
-        stream.write(f"{preset.name.ljust(width)}  {', '.join(preset.languages).ljust(lang_width)}"
+        stream.write(f"{preset.name.ljust(width)}  {languages[preset.name].ljust(lang_width)}"
                      f"  {preset.description}{mark}{extra}\n")
     stream.write(f"{len(presets)} voice(s); voice folders are read from "
                  f"{data_dir / 'voices'}\n")

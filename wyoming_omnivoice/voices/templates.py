@@ -5,9 +5,12 @@ the language travels in the voice: a preset marked ``per_language: true`` (gende
 pitch and whisper work in every language; accents are English-only and dialects
 Chinese-only, so those presets are not marked) becomes one voice per language, named
 ``<language>-<preset>`` (``de-female``, ``fr-child``), each listing only that language's
-tags. A voice of the same name written out in a voices file wins over the generated one
-(``zh-female`` keeps its Chinese instruct). ``languages: all`` means every Home Assistant
-language OmniVoice speaks (:mod:`.ha_languages`); ``[all, nan]`` adds to it.
+tags. A language with regional variants gets one voice per variant and preset
+(``pt-female`` for Portugal, ``pt-BR-female`` for Brazil, :mod:`.ha_languages`), each
+listing its variant's tags. A voice of the same name written out in a voices file wins
+over the generated one (``zh-female`` keeps its Chinese instruct). ``languages: all``
+means every Home Assistant language OmniVoice speaks (:mod:`.ha_languages`); ``[all,
+nan]`` adds to it.
 
 The top-level ``voice_languages`` mapping of a voices file restricts or extends the
 languages of any preset by name, without repeating the preset::
@@ -25,7 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
-from wyoming_omnivoice.voices.ha_languages import ha_language_ids
+from wyoming_omnivoice.voices.ha_languages import ha_language_ids, variants_of
 
 #: The word for "every Home Assistant language" in a ``languages`` list.
 ALL = "all"
@@ -51,7 +54,8 @@ def expand(catalog: VoiceCatalog) -> VoiceCatalog:
 
     Written-out voices keep their place; generated ones follow, language by language in
     the order of the first template that lists it, presets in file order within a
-    language. A written-out voice of the same name wins over a generated one.
+    language (its regional variants one after the other: ``pt-*``, then ``pt-BR-*``). A
+    written-out voice of the same name wins over a generated one.
     """
     plain = [preset for preset in catalog if not preset.per_language]
     templates = [preset for preset in catalog if preset.per_language]
@@ -61,12 +65,14 @@ def expand(catalog: VoiceCatalog) -> VoiceCatalog:
         languages.extend(lang for lang in template.languages if lang not in languages)
     generated: list[VoicePreset] = []
     for language in languages:
-        for template in templates:
-            name = per_language_name(language, template.name)
-            if language in template.languages and name not in taken:
-                taken.add(name)
-                generated.append(replace(template, name=name, languages=(language,),
-                                         per_language=False, template=template.name))
+        for variant in variants_of(language) or (None,):
+            for template in templates:
+                name = per_language_name(variant or language, template.name)
+                if language in template.languages and name not in taken:
+                    taken.add(name)
+                    generated.append(replace(template, name=name, languages=(language,),
+                                             per_language=False, template=template.name,
+                                             variant=variant))
     return VoiceCatalog([*plain, *generated])
 
 

@@ -1,7 +1,7 @@
 """Audio in and out of the web server: answers as WAV/FLAC/PCM, uploads sniffed and decoded.
 
 Answers carry exactly the 16-bit PCM a Wyoming client gets for the same audio
-(``audio_to_pcm``), in a WAV or FLAC container or raw.
+(``speech.pcm.audio_to_pcm``), in a WAV or FLAC container or raw.
 
 An upload is trusted for nothing: its type comes from its first bytes (``RIFF....WAVE``,
 ``fLaC``, ``OggS``), never from its name or content type; it is decoded on a thread of its
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from wyoming_omnivoice.server.requests import audio_to_pcm
+from wyoming_omnivoice.speech.pcm import CHANNELS, SAMPLE_WIDTH, audio_to_pcm
 from wyoming_omnivoice.web.errors import ApiError
 from wyoming_omnivoice.web.options import WebLimits
 
@@ -32,8 +32,8 @@ _DECODER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="upload-decode")
 def wav_bytes(pcm: bytes, sample_rate: int) -> bytes:
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as writer:
-        writer.setnchannels(1)
-        writer.setsampwidth(2)
+        writer.setnchannels(CHANNELS)
+        writer.setsampwidth(SAMPLE_WIDTH)
         writer.setframerate(sample_rate)
         writer.writeframes(pcm)
     return buffer.getvalue()

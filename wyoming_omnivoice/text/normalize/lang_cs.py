@@ -16,17 +16,12 @@ import re
 from wyoming_omnivoice.text.normalize import numbers as N
 from wyoming_omnivoice.text.normalize import slavic as S
 from wyoming_omnivoice.text.normalize.numbers import Num
-from wyoming_omnivoice.text.normalize.table import Context, Language, Noun
+from wyoming_omnivoice.text.normalize.table import Context, Language
 
 MONTHS = ("ledna", "února", "března", "dubna", "května", "června", "července", "srpna",
           "září", "října", "listopadu", "prosince")
 
-
-def _n(gender: str, one: str, few: str, many: str, fraction: str, acc: str = "",
-       tail: str = "") -> Noun:
-    forms = (one, few, many, fraction, acc or one)
-    return Noun(gender, tuple(f"{form} {tail}".strip() for form in forms))
-
+_n = S.noun  # (gender, one, few, many, fraction, acc="", tail="")
 
 UNITS = {
     "°C": _n("m", "stupeň", "stupně", "stupňů", "stupně", tail="Celsia"),

@@ -11,37 +11,29 @@ from __future__ import annotations
 
 from wyoming_omnivoice.text.normalize import nordic
 from wyoming_omnivoice.text.normalize import numbers as N
-from wyoming_omnivoice.text.normalize.table import Context, Language, Noun
+from wyoming_omnivoice.text.normalize.table import Context, Language
 
 MONTHS = ("januar", "februar", "marts", "april", "maj", "juni", "juli", "august",
           "september", "oktober", "november", "december")
 
-
-def _n(gender: str, one: str, many: str) -> Noun:
-    return Noun(gender, (one, many))
-
+_n = nordic.noun  # (gender, singular, plural)
 
 UNITS = {
+    **nordic.SHARED_UNITS,  # kW, W, V, hPa, km, cm, mm, m, kg, g, ml, l, lx, ppm, °
     "°C": _n("c", "grad celsius", "grader celsius"),
     "°F": _n("c", "grad fahrenheit", "grader fahrenheit"),
-    "°": _n("c", "grad", "grader"), "%": _n("c", "procent", "procent"),
+    "%": _n("c", "procent", "procent"),
     "km/h": _n("c", "kilometer i timen", "kilometer i timen"),
     "mph": _n("c", "mile i timen", "miles i timen"),
     "m/s": _n("c", "meter i sekundet", "meter i sekundet"),
-    "kWh": _n("c", "kilowatttime", "kilowatttimer"), "kW": _n("c", "kilowatt", "kilowatt"),
-    "W": _n("c", "watt", "watt"), "V": _n("c", "volt", "volt"),
-    "hPa": _n("c", "hektopascal", "hektopascal"), "km": _n("c", "kilometer", "kilometer"),
-    "cm": _n("c", "centimeter", "centimeter"), "mm": _n("c", "millimeter", "millimeter"),
-    "m": _n("c", "meter", "meter"), "kg": _n("n", "kilo", "kilo"),
-    "g": _n("n", "gram", "gram"), "ml": _n("c", "milliliter", "milliliter"),
-    "l": _n("c", "liter", "liter"), "lx": _n("c", "lux", "lux"), "ppm": _n("c", "ppm", "ppm"),
+    "kWh": _n("c", "kilowatttime", "kilowatttimer"),
     "µg/m³": _n("n", "mikrogram per kubikmeter", "mikrogram per kubikmeter"),
     "dB": _n("c", "decibel", "decibel"), "h": _n("c", "time", "timer"),
     "min": _n("n", "minut", "minutter"), "s": _n("n", "sekund", "sekunder"),
 }
 CURRENCIES = {
     "DKK": (_n("c", "krone", "kroner"), _n("c", "øre", "øre")),
-    "EUR": (_n("c", "euro", "euro"), _n("c", "cent", "cent")),
+    "EUR": nordic.EURO,
     "USD": (_n("c", "dollar", "dollars"), _n("c", "cent", "cent")),
 }
 _NEUTER = ["år", "rum", "vindue", "lys", "døgn", "stik", "apparat", "køleskab", "kamera",

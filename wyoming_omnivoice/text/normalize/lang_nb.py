@@ -8,37 +8,29 @@ import re
 
 from wyoming_omnivoice.text.normalize import nordic
 from wyoming_omnivoice.text.normalize import numbers as N
-from wyoming_omnivoice.text.normalize.table import Context, Language, Noun
+from wyoming_omnivoice.text.normalize.table import Context, Language
 
 MONTHS = ("januar", "februar", "mars", "april", "mai", "juni", "juli", "august",
           "september", "oktober", "november", "desember")
 
-
-def _n(gender: str, one: str, many: str) -> Noun:
-    return Noun(gender, (one, many))
-
+_n = nordic.noun  # (gender, singular, plural)
 
 UNITS = {
+    **nordic.SHARED_UNITS,  # kW, W, V, hPa, km, cm, mm, m, kg, g, ml, l, lx, ppm, °
     "°C": _n("c", "grad celsius", "grader celsius"),
     "°F": _n("c", "grad fahrenheit", "grader fahrenheit"),
-    "°": _n("c", "grad", "grader"), "%": _n("c", "prosent", "prosent"),
+    "%": _n("c", "prosent", "prosent"),
     "km/h": _n("c", "kilometer i timen", "kilometer i timen"),
     "mph": _n("c", "mile i timen", "miles i timen"),
     "m/s": _n("c", "meter per sekund", "meter per sekund"),
-    "kWh": _n("c", "kilowattime", "kilowattimer"), "kW": _n("c", "kilowatt", "kilowatt"),
-    "W": _n("c", "watt", "watt"), "V": _n("c", "volt", "volt"),
-    "hPa": _n("c", "hektopascal", "hektopascal"), "km": _n("c", "kilometer", "kilometer"),
-    "cm": _n("c", "centimeter", "centimeter"), "mm": _n("c", "millimeter", "millimeter"),
-    "m": _n("c", "meter", "meter"), "kg": _n("n", "kilo", "kilo"),
-    "g": _n("n", "gram", "gram"), "ml": _n("c", "milliliter", "milliliter"),
-    "l": _n("c", "liter", "liter"), "lx": _n("c", "lux", "lux"), "ppm": _n("c", "ppm", "ppm"),
+    "kWh": _n("c", "kilowattime", "kilowattimer"),
     "µg/m³": _n("n", "mikrogram per kubikkmeter", "mikrogram per kubikkmeter"),
     "dB": _n("c", "desibel", "desibel"), "h": _n("c", "time", "timer"),
     "min": _n("n", "minutt", "minutter"), "s": _n("n", "sekund", "sekunder"),
 }
 CURRENCIES = {
     "NOK": (_n("c", "krone", "kroner"), _n("c", "øre", "øre")),
-    "EUR": (_n("c", "euro", "euro"), _n("c", "cent", "cent")),
+    "EUR": nordic.EURO,
     "USD": (_n("c", "dollar", "dollar"), _n("c", "cent", "cent")),
 }
 _NEUTER = ["år", "rom", "vindu", "lys", "døgn", "apparat", "kjøleskap", "kamera", "kjøkken",

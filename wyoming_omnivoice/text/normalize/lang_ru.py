@@ -31,8 +31,7 @@ MONTHS = ("января", "февраля", "марта", "апреля", "ма�
 
 
 def _n(gender: str, one: str, few: str, many: str, acc: str = "", tail: str = "") -> Noun:
-    forms = (one, few, many, few, acc or one)  # after a decimal: the genitive singular
-    return Noun(gender, tuple(f"{form} {tail}".strip() for form in forms))
+    return S.noun(gender, one, few, many, few, acc, tail)  # after a decimal: genitive sg.
 
 
 UNITS = {
@@ -274,17 +273,12 @@ def _year(value: int, ctx: Context) -> str:
     return ordinal(value, "m", case)
 
 
-_YEAR_G_RE = re.compile(r"(?P<pre>\b[вВ] )?(?P<y>\d{4}) ?г\.(?!\w)(?P<end>\s*$)?")
+_YEAR_ABBREVIATION = S.year_abbreviation("[вВ]", "г", "году", "года")
 
 
 def _prepare(text: str) -> str:
     """"в 1999 г." -> "в 1999 году", "2024 г." -> "2024 года"."""
-    def year(m: re.Match[str]) -> str:
-        word = "году" if m.group("pre") else "года"
-        end = "." if m.group("end") is not None else ""
-        return f"{m.group('pre') or ''}{m.group('y')} {word}{end}"
-
-    return _DAY_RANGE(_YEAR_G_RE.sub(year, text))
+    return _DAY_RANGE(_YEAR_ABBREVIATION(text))
 
 
 _DAY_RANGE = S.day_range("[сС]|[оО]т", "по|до", MONTHS, lambda d: ordinal(d, "n", "gen"))

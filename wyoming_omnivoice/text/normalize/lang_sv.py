@@ -8,37 +8,29 @@ import re
 
 from wyoming_omnivoice.text.normalize import nordic
 from wyoming_omnivoice.text.normalize import numbers as N
-from wyoming_omnivoice.text.normalize.table import Context, Language, Noun
+from wyoming_omnivoice.text.normalize.table import Context, Language
 
 MONTHS = ("januari", "februari", "mars", "april", "maj", "juni", "juli", "augusti",
           "september", "oktober", "november", "december")
 
-
-def _n(gender: str, one: str, many: str) -> Noun:
-    return Noun(gender, (one, many))
-
+_n = nordic.noun  # (gender, singular, plural)
 
 UNITS = {
+    **nordic.SHARED_UNITS,  # kW, W, V, hPa, km, cm, mm, m, kg, g, ml, l, lx, ppm, °
     "°C": _n("c", "grad Celsius", "grader Celsius"),
     "°F": _n("c", "grad Fahrenheit", "grader Fahrenheit"),
-    "°": _n("c", "grad", "grader"), "%": _n("c", "procent", "procent"),
+    "%": _n("c", "procent", "procent"),
     "km/h": _n("c", "kilometer i timmen", "kilometer i timmen"),
     "mph": _n("c", "mile i timmen", "miles i timmen"),
     "m/s": _n("c", "meter per sekund", "meter per sekund"),
-    "kWh": _n("c", "kilowattimme", "kilowattimmar"), "kW": _n("c", "kilowatt", "kilowatt"),
-    "W": _n("c", "watt", "watt"), "V": _n("c", "volt", "volt"),
-    "hPa": _n("c", "hektopascal", "hektopascal"), "km": _n("c", "kilometer", "kilometer"),
-    "cm": _n("c", "centimeter", "centimeter"), "mm": _n("c", "millimeter", "millimeter"),
-    "m": _n("c", "meter", "meter"), "kg": _n("n", "kilo", "kilo"),
-    "g": _n("n", "gram", "gram"), "ml": _n("c", "milliliter", "milliliter"),
-    "l": _n("c", "liter", "liter"), "lx": _n("c", "lux", "lux"), "ppm": _n("c", "ppm", "ppm"),
+    "kWh": _n("c", "kilowattimme", "kilowattimmar"),
     "µg/m³": _n("n", "mikrogram per kubikmeter", "mikrogram per kubikmeter"),
     "dB": _n("c", "decibel", "decibel"), "h": _n("c", "timme", "timmar"),
     "min": _n("c", "minut", "minuter"), "s": _n("c", "sekund", "sekunder"),
 }
 CURRENCIES = {
     "SEK": (_n("c", "krona", "kronor"), _n("n", "öre", "öre")),
-    "EUR": (_n("c", "euro", "euro"), _n("c", "cent", "cent")),
+    "EUR": nordic.EURO,
     "USD": (_n("c", "dollar", "dollar"), _n("c", "cent", "cent")),
 }
 _NEUTER = ["år", "rum", "fönster", "ljus", "dygn", "larm", "uttag", "lås", "meddelande",

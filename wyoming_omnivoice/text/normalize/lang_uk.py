@@ -17,17 +17,12 @@ import re
 from wyoming_omnivoice.text.normalize import numbers as N
 from wyoming_omnivoice.text.normalize import slavic as S
 from wyoming_omnivoice.text.normalize.numbers import Num
-from wyoming_omnivoice.text.normalize.table import Context, Language, Noun
+from wyoming_omnivoice.text.normalize.table import Context, Language
 
 MONTHS = ("січня", "лютого", "березня", "квітня", "травня", "червня", "липня", "серпня",
           "вересня", "жовтня", "листопада", "грудня")
 
-
-def _n(gender: str, one: str, few: str, many: str, fraction: str, acc: str = "",
-       tail: str = "") -> Noun:
-    forms = (one, few, many, fraction, acc or one)
-    return Noun(gender, tuple(f"{form} {tail}".strip() for form in forms))
-
+_n = S.noun  # (gender, one, few, many, fraction, acc="", tail="")
 
 UNITS = {
     "°C": _n("m", "градус", "градуси", "градусів", "градуса", tail="Цельсія"),
@@ -256,17 +251,12 @@ def _year(value: int, ctx: Context) -> str:
     return ordinal(value, "m", case)
 
 
-_YEAR_R_RE = re.compile(r"(?P<pre>\b[уУвВ] )?(?P<y>\d{4}) ?р\.(?!\w)(?P<end>\s*$)?")
+_YEAR_ABBREVIATION = S.year_abbreviation("[уУвВ]", "р", "році", "року")
 
 
 def _prepare(text: str) -> str:
     """"у 1999 р." -> "у 1999 році", "2024 р." -> "2024 року"."""
-    def year(m: re.Match[str]) -> str:
-        word = "році" if m.group("pre") else "року"
-        end = "." if m.group("end") is not None else ""
-        return f"{m.group('pre') or ''}{m.group('y')} {word}{end}"
-
-    return _DAY_RANGE(_YEAR_R_RE.sub(year, text))
+    return _DAY_RANGE(_YEAR_ABBREVIATION(text))
 
 
 _DAY_RANGE = S.day_range("[зЗ]|[вВ]ід", "по|до", MONTHS, lambda d: ordinal(d, "n", "gen"))

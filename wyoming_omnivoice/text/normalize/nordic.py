@@ -37,6 +37,28 @@ def one_agree(one: str, common: str, neuter: str, neuter_nouns: Iterable[str],
     return agree
 
 
+def noun(gender: str, one: str, many: str) -> Noun:
+    """A unit or currency noun: its gender (``c`` common, ``n`` neuter), singular and
+    plural."""
+    return Noun(gender, (one, many))
+
+
+#: The units the three languages name alike; each language adds its own words for the
+#: others (degrees Celsius, per cent, per hour, kilowatt hours, hours, minutes, ...).
+SHARED_UNITS: dict[str, Noun] = {
+    "°": noun("c", "grad", "grader"), "kW": noun("c", "kilowatt", "kilowatt"),
+    "W": noun("c", "watt", "watt"), "V": noun("c", "volt", "volt"),
+    "hPa": noun("c", "hektopascal", "hektopascal"), "km": noun("c", "kilometer", "kilometer"),
+    "cm": noun("c", "centimeter", "centimeter"), "mm": noun("c", "millimeter", "millimeter"),
+    "m": noun("c", "meter", "meter"), "kg": noun("n", "kilo", "kilo"),
+    "g": noun("n", "gram", "gram"), "ml": noun("c", "milliliter", "milliliter"),
+    "l": noun("c", "liter", "liter"), "lx": noun("c", "lux", "lux"),
+    "ppm": noun("c", "ppm", "ppm"),
+}
+#: The euro and its cent, alike in the three languages.
+EURO = (noun("c", "euro", "euro"), noun("c", "cent", "cent"))
+
+
 def neuter_units(units: dict[str, Noun]) -> list[str]:
     """The first word of every neuter unit noun, for `one_agree`."""
     return [form.split()[0] for noun in units.values() if noun.gender == "n"

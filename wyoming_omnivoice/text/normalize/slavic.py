@@ -24,6 +24,14 @@ from wyoming_omnivoice.text.normalize.table import Noun
 ONE, FEW, MANY, FRACTION, ACCUSATIVE = range(5)
 
 
+def noun(gender: str, one: str, few: str, many: str, fraction: str, acc: str = "",
+         tail: str = "") -> Noun:
+    """A unit or currency noun in the forms a numeral governs (`ONE` ... `ACCUSATIVE`; the
+    accusative is ``one`` unless given), each followed by ``tail`` ("za hodinu")."""
+    forms = (one, few, many, fraction, acc or one)
+    return Noun(gender, tuple(f"{form} {tail}".strip() for form in forms))
+
+
 def count_form(num: Num, few_after_teens: bool = True) -> int:
     """`ONE`, `FEW`, `MANY` or `FRACTION` for a written number (Polish, Russian and
     Ukrainian rule: 21 and 31 take ONE in Russian/Ukrainian, handled by the caller)."""
@@ -108,3 +116,19 @@ def day_range(first: str, second: str, months: Iterable[str],
         return pattern.sub(one, text)
 
     return rewrite
+
+
+def year_abbreviation(prepositions: str, abbreviation: str, locative: str,
+                      genitive: str) -> Callable[[str], str]:
+    """A rewrite of the abbreviated year: "в 1999 г." -> "в 1999 году" (after the
+    locative's preposition), "2024 г." -> "2024 года" (else the genitive); the year pass
+    then reads the number in that case. A sentence-final abbreviation keeps its full stop."""
+    pattern = re.compile(rf"(?P<pre>\b{prepositions} )?(?P<y>\d{{4}}) ?"
+                         rf"{re.escape(abbreviation)}\.(?!\w)(?P<end>\s*$)?")
+
+    def year(m: re.Match[str]) -> str:
+        word = locative if m.group("pre") else genitive
+        end = "." if m.group("end") is not None else ""
+        return f"{m.group('pre') or ''}{m.group('y')} {word}{end}"
+
+    return lambda text: pattern.sub(year, text)

@@ -1,0 +1,29 @@
+"""The web side and the Wyoming side are two protocol layers over the speech service: the
+web side imports nothing of the Wyoming server (what both need lives in speech/)."""
+
+from __future__ import annotations
+
+import numpy as np
+from import_graph import imports
+
+from wyoming_omnivoice.speech.pcm import audio_to_pcm
+from wyoming_omnivoice.web.audio_files import encode_audio
+
+
+def test_the_web_side_imports_nothing_of_the_wyoming_server() -> None:
+    found = [f"{item.importer}:{item.line} imports {item.imported}" for item in imports()
+             if item.importer.startswith("wyoming_omnivoice.web")
+             and item.imported.startswith("wyoming_omnivoice.server")]
+    assert found == [], "\n".join(found)
+
+
+def test_the_walk_sees_the_web_sides_imports() -> None:
+    assert any(item.importer == "wyoming_omnivoice.web.audio_files"
+               and item.imported == "wyoming_omnivoice.speech.pcm" for item in imports())
+
+
+def test_a_pcm_answer_is_the_wyoming_pcm() -> None:
+    audio = np.array([0.0, 0.5, -1.0, 1.5, -2.0], dtype=np.float32)
+    pcm = encode_audio(audio, 24000, "pcm")
+    assert pcm == audio_to_pcm(audio)
+    assert np.frombuffer(pcm, dtype="<i2").tolist() == [0, 16384, -32767, 32767, -32767]
