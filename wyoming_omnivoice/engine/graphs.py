@@ -81,16 +81,16 @@ class GraphSet:
 def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
                 backbone: Path | None = None, prepared: PreparedBackbone | None = None,
                 threads: int | None = None, cuda_graph: bool = False,
-                disabled_optimizers: tuple[str, ...] = ()) -> GraphSet:
+                disabled_optimizers: tuple[str, ...] = (), prepack: bool = True) -> GraphSet:
     """Open and check every graph of ``paths``; ``backbone`` overrides the backbone file,
     ``prepared`` replaces it by a prepared variant, and ``disabled_optimizers`` applies to
-    its session."""
+    its session; ``prepack`` False keeps the backbone's weights unpacked, in the memory map."""
     embeddings = Graph(paths.embeddings, providers, threads=threads)
     embeddings.require(["input_ids", "audio_mask"], ["inputs_embeds"], exact=True)
     backbone_graph = load_backbone(backbone or paths.backbone, providers, threads,
                                    cuda_graph=cuda_graph,
                                    disabled_optimizers=disabled_optimizers,
-                                   prepared=prepared)
+                                   prepared=prepared, prepack=prepack)
     hidden_size = _hidden_size(backbone_graph, embeddings)
     heads = _load_heads(paths.heads)
     vocoder = Graph(paths.vocoder, providers, threads=threads)
@@ -108,10 +108,10 @@ def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
 
 def load_backbone(path: Path, providers: ProviderChoice, threads: int | None,
                   *, cuda_graph: bool = False, disabled_optimizers: tuple[str, ...] = (),
-                  prepared: PreparedBackbone | None = None) -> Graph:
+                  prepared: PreparedBackbone | None = None, prepack: bool = True) -> Graph:
     """The backbone session, checked: bidirectional contract, bool 4-D mask."""
     backbone = None
-    source: dict[str, Any] = {"disabled_optimizers": disabled_optimizers}
+    source: dict[str, Any] = {"disabled_optimizers": disabled_optimizers, "prepack": prepack}
     if prepared is not None:
         path = prepared.path
         source.update(model_bytes=prepared.model_bytes(),
