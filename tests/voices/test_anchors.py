@@ -320,5 +320,5 @@ def test_convert_makes_canonical_anchors_that_a_small_replica_loads(
 def test_convert_refuses_an_unknown_language(tmp_path: Path) -> None:
     from wyoming_omnivoice.convert import main
 
-    with pytest.raises(SystemExit, match="no language or voice|Unknown|unknown"):
+    with pytest.raises(SystemExit, match=r"--anchors nonsense-xx"):
         main([str(TINY_MODEL), "--anchors", "nonsense-xx", "--data-dir", str(tmp_path)])

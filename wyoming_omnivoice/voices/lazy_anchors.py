@@ -128,9 +128,13 @@ class AnchorBuilder:
                          "language with --preload-languages to have it at start-up)",
                          preset.name, time.monotonic() - began)
             self._anchors[preset.name] = anchor
-            if self._thread is None or not self._thread.is_alive():
-                self.maker.release()
+            self.release_if_idle()
             return anchor
+
+    def release_if_idle(self) -> None:
+        """Let the anchor maker's fp32 engine go unless the background still needs it."""
+        if self._thread is None or not self._thread.is_alive():
+            self.maker.release()
 
     def _build(self, preset: VoicePreset) -> Anchor:
         if self.worker is None:
