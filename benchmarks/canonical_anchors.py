@@ -17,7 +17,10 @@ canonical modes' codes are compared (they must be the same anchor).
 
 ``--limit-gb`` runs each mode inside a memory cgroup of that size (root only): whether the
 mapped fp32 backbone still decodes when its weights cannot all stay in memory, and at what
-speed (the kernel drops and re-reads the mapped pages).
+speed (the kernel drops and re-reads the mapped pages). Page cache is charged to the cgroup
+that first reads a page, so give it a model folder whose backbone weights no one has read
+yet: links to the model's files but a copy of ``llm_backbone_fp32.onnx.data`` written past
+the cache (``dd if=... of=... bs=16M oflag=direct``).
 """
 
 from __future__ import annotations
