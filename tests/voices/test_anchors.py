@@ -252,6 +252,15 @@ def test_an_fp32_server_makes_canonical_anchors_itself(fp32_engine: Engine,
                                                        tmp_path: Path) -> None:
     maker = anchor_maker("auto", fp32_engine, FP32, TINY_MODEL, tmp_path, room=NO_ROOM)
     assert maker.mode == CANONICAL  # no second engine, so no memory question
+    assert maker.max_batch is None  # batched like the server's own decodes
+
+
+def test_a_cpu_server_makes_canonical_anchors_one_at_a_time(int8_engine: Engine,
+                                                           tmp_path: Path) -> None:
+    """A canonical decode costs several serving ones: the background goes one anchor at a
+    time so a request never waits behind a long batch."""
+    maker = anchor_maker("auto", int8_engine, INT8, TINY_MODEL, tmp_path, room=ROOMY)
+    assert maker.mode == CANONICAL and maker.max_batch == 1
 
 
 # --------------------------------------------------------------------------- version 1

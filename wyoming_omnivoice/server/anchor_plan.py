@@ -92,4 +92,5 @@ def anchor_maker(choice: str, engine: Engine, options: DecodeOptions, model_dir:
                         f"no room for the fp32 backbone of canonical anchors (it needs about "
                         f"{need / GB:.1f} GB more, this process has {max(0, left) / GB:.2f} "
                         f"GB left: {room.source})"))
-    return serving_maker(engine, options, load_canonical=load, allow_tf32=allow_tf32)
+    return serving_maker(engine, options, load_canonical=load, allow_tf32=allow_tf32,
+                         max_batch=1 if device == "cpu" else None)

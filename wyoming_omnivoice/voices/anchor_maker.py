@@ -54,8 +54,12 @@ class AnchorMaker:
 
     def __init__(self, serving: AnchorMode, serving_options: DecodeOptions, *,
                  serving_is_canonical: bool, load_canonical: LoadCanonical | None = None,
-                 fallback: str = "") -> None:
+                 fallback: str = "", max_batch: int | None = None) -> None:
         self.serving = serving
+        #: Anchors decoded at once at most (None: the server's batch size). A canonical
+        #: decode on a CPU costs about six serving ones: one at a time keeps a request that
+        #: arrives meanwhile from waiting longer than behind a serving batch of eight.
+        self.max_batch = max_batch
         self._serving_options = serving_options
         self._serving_is_canonical = serving_is_canonical
         self._load_canonical = load_canonical
@@ -128,7 +132,7 @@ class AnchorMaker:
 
 def serving_maker(engine: Engine, options: DecodeOptions, *,
                   load_canonical: LoadCanonical | None = None, fallback: str = "",
-                  allow_tf32: bool = False) -> AnchorMaker:
+                  allow_tf32: bool = False, max_batch: int | None = None) -> AnchorMaker:
     """The maker of a server with ``engine`` serving at ``options``: canonical through the
     engine itself when its backbone is fp32 (and exact: no TF32), else through
     ``load_canonical``, else in the serving mode (``fallback`` says why)."""
@@ -137,4 +141,5 @@ def serving_maker(engine: Engine, options: DecodeOptions, *,
     return AnchorMaker(serving, options, serving_is_canonical=exact,
                        load_canonical=None if exact else load_canonical,
                        fallback=fallback or f"the {engine.precision} backbone serves here and "
-                       "no fp32 engine was offered for anchors")
+                       "no fp32 engine was offered for anchors",
+                       max_batch=None if exact else max_batch)

@@ -88,7 +88,7 @@ class AnchorBuilder:
         #: One lock per voice being built: a request waits for its own voice only.
         self._building: dict[str, threading.Lock] = {}
         self._background = list(background)
-        self._batch_size = max(1, batch_size)
+        self._batch_size = max(1, min(batch_size, maker.max_batch or batch_size))
         self._thread: threading.Thread | None = None
         #: Set once the worker runs; before that (warm-up) the engine is used directly.
         self.worker: EngineThread | None = None
