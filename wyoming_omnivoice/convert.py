@@ -7,7 +7,8 @@ reach a margin of fp16's range on realistic prompts (:mod:`.engine.calibration_p
 kept fp32, so the graph cannot overflow silently on what it was measured on. The command
 prints the pass's report (what was kept fp32 and why), then compares the result with the
 fp32 backbone on the same model directory: hidden-state error and code agreement of a few
-deterministic decodes.
+deterministic decodes. ``--prepare`` builds prepared backbones ahead of time
+(:mod:`.convert_prepare`), ``--anchors`` canonical voice anchors (:mod:`.convert_anchors`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 import onnx
 from onnx import external_data_helper
 
+from wyoming_omnivoice.convert_anchors import add_anchor_arguments, run_anchors
 from wyoming_omnivoice.convert_prepare import add_prepare_arguments, run_prepare
 from wyoming_omnivoice.engine import BACKBONE, BACKBONE_FP16, EMBEDDINGS, TOKENIZER
 from wyoming_omnivoice.engine.offline import (
@@ -148,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fp16", action="store_true",
                         help="write llm_backbone_fp16.onnx next to the fp32 backbone")
     add_prepare_arguments(parser)
+    add_anchor_arguments(parser)
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"),
                         help="device for the fp32/fp16 comparison (default cpu)")
     parser.add_argument("--no-verify", action="store_true",
@@ -161,8 +164,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.prepare:
         return run_prepare(args)
+    if args.anchors:
+        return run_anchors(args)
     if not args.fp16:
-        parser.error("give --fp16 or --prepare VARIANTS")
+        parser.error("give --fp16, --prepare VARIANTS or --anchors LANGS")
     target, report = convert_backbone(args.model_dir, margin=args.margin)
     print(report.summary(limit=40))
     print(f"wrote {target}")

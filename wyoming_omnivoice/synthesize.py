@@ -130,6 +130,7 @@ def _load_engine(args: argparse.Namespace, *, cloning: bool) -> Engine:
         args.data_dir.mkdir(parents=True, exist_ok=True)
     model_dir = startup.resolve_model_dir(args.model_dir, args.data_dir, None,
                                           include_cloning=cloning)
+    args.model_dir = model_dir  # the anchor maker's fp32 engine loads the same folder
     return startup.load_engine(model_dir, args.device, args.precision,
                                allow_tf32=args.allow_tf32, cache_dir=args.data_dir,
                                prefix_cache=args.prefix_cache)
@@ -140,13 +141,17 @@ def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset
     """The request: a catalogue voice as the server builds it, or the flags as given."""
     num_frames = None if args.duration is None else max(1, int(args.duration * 25))
     if preset is not None:
+        from wyoming_omnivoice.server.anchor_plan import anchor_maker
         from wyoming_omnivoice.speech.request_builder import make_request_factory
         from wyoming_omnivoice.voices.assets import prepare_voices
         from wyoming_omnivoice.voices.catalog import VoiceCatalog
 
-        # The server's own preparation: the same anchor cache (same key) and clone prompts.
+        # The server's own preparation: the same anchor cache (same key, canonical where
+        # there is room) and clone prompts.
+        maker = anchor_maker("auto", engine, options, args.model_dir, args.data_dir,
+                             allow_tf32=args.allow_tf32)
         _served, assets = prepare_voices(engine, VoiceCatalog([preset]), preset.name,
-                                         args.data_dir, options, batch_size=1)
+                                         args.data_dir, options, batch_size=1, maker=maker)
         request = make_request_factory(assets, args.normalize_text)(preset, args.text)
         return replace(request, num_frames=num_frames, seed=args.seed,
                        speed=args.speed if args.speed is not None else request.speed,

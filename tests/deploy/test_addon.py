@@ -190,7 +190,8 @@ def test_config_declares_the_wyoming_service(config: dict[str, Any]) -> None:
     assert config["init"] is False  # the base image's s6-overlay is the init system
     assert config["discovery"] == ["wyoming"]
     assert "10200/tcp" in config["ports"]
-    # The voice studio writes cloned voices into /share/omnivoice/voices.
+    # The voice studio writes cloned voices into /share/omnivoice/voices, and anchors are
+    # shared (read and written) in /share/omnivoice/anchors: the share is read-write.
     assert {"type": "share", "read_only": False} in config["map"]
     assert set(config["schema"]) == {"voice", "precision", "num_steps", "guidance_scale",
                                      "preload_languages", "max_gap", "debug"}
@@ -373,6 +374,30 @@ def test_run_script_uses_share_voices(tmp_path: Path) -> None:
     assert argv[index + 1] == str(tmp_path / "share" / "voices.yaml")
     link = tmp_path / "data" / "voices"
     assert link.is_symlink() and link.resolve() == (tmp_path / "share" / "voices").resolve()
+
+
+def test_run_script_shares_anchors_in_the_share_folder(tmp_path: Path) -> None:
+    """With /share/omnivoice/anchors the server's anchors are there (read-write share);
+    the add-on's own join it without replacing one already there."""
+    own = tmp_path / "data" / "anchors"
+    own.mkdir(parents=True)
+    (own / "a.npz").write_text("own a")
+    (own / "b.npz").write_text("own b")
+    result = run_addon(tmp_path, "{}", share={"anchors/a.npz": "shared a"})
+    _argv(result)
+    shared = tmp_path / "share" / "anchors"
+    assert own.is_symlink() and own.resolve() == shared.resolve()
+    assert (shared / "a.npz").read_text() == "shared a"  # never replaced
+    assert (shared / "b.npz").read_text() == "own b"
+    assert "voice anchors shared" in result.stderr
+    _argv(run_addon(tmp_path, "{}"))  # a second start keeps the link
+    assert own.is_symlink() and (own / "b.npz").read_text() == "own b"
+
+
+def test_run_script_keeps_its_anchors_without_a_shared_folder(tmp_path: Path) -> None:
+    (tmp_path / "data" / "anchors").mkdir(parents=True)
+    _argv(run_addon(tmp_path, "{}"))
+    assert not (tmp_path / "data" / "anchors").is_symlink()
 
 
 def test_run_script_keeps_a_real_voices_folder(tmp_path: Path) -> None:

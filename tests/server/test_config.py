@@ -34,7 +34,7 @@ def test_the_config_is_frozen_and_typed() -> None:
 
 
 #: Tools of their own with their own few flags: the offline converter and the Docker probe.
-OTHER_TOOLS = ["convert.py", "convert_prepare.py", "health_check.py"]
+OTHER_TOOLS = ["convert.py", "convert_anchors.py", "convert_prepare.py", "health_check.py"]
 
 
 def test_flags_are_declared_in_one_module() -> None:
@@ -51,8 +51,8 @@ def test_no_namespace_past_the_cli() -> None:
     from it in server/config.py)."""
     naming = sorted(path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")
                     if "Namespace" in path.read_text(encoding="utf-8"))
-    assert naming == ["convert_prepare.py", "server/config.py", "server/flags.py",
-                      "synthesize.py"]
+    assert naming == ["convert_anchors.py", "convert_prepare.py", "server/config.py",
+                      "server/flags.py", "synthesize.py"]
 
 
 def test_every_numeric_flag_has_its_bounds_checked_in_flag_order() -> None:

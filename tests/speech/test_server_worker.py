@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +12,6 @@ from conftest import TINY_MODEL
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 from wyoming_omnivoice.speech.worker import BusyError, InferenceWorker, WorkerStoppedError
-from wyoming_omnivoice.voices.anchors import AnchorCache, anchor_text_for
-from wyoming_omnivoice.voices.config import build_catalog, parse_voices_document
 
 LONG_TEXT = " ".join(["This sentence keeps the worker busy for a while."] * 6)
 OPTIONS = DecodeOptions(num_step=8)
@@ -128,78 +125,6 @@ async def test_window_waits_only_for_requests_in_flight(make_worker) -> None:
     assert worker.batches <= 2  # the 10 ms window let at least two share a decode
 
 
-def test_anchor_cache_round_trip(engine: Engine, tmp_path: Path) -> None:
-    (preset,) = parse_voices_document(
-        {"voices": [{"name": "evil..name", "instruct": "female", "languages": ["en"]}]},
-        source="t.yaml",
-    )
-    cache = AnchorCache(tmp_path / "anchors", engine.fingerprint, {"num_step": 8})
-    anchor = cache.get_or_create(preset, engine, OPTIONS)
-    assert anchor.codes.shape[0] == 8 and anchor.codes.dtype == np.int64
-    assert anchor.text == anchor_text_for(preset)
-    files = list((tmp_path / "anchors").iterdir())
-    assert [f.name for f in files] == [cache.path_for(preset).name]
-    assert "evil" not in files[0].name and files[0].parent == tmp_path / "anchors"
-    # Deterministic: a fresh cache in another folder generates the same codes.
-    other = AnchorCache(tmp_path / "other", engine.fingerprint, {"num_step": 8})
-    np.testing.assert_array_equal(other.get_or_create(preset, engine, OPTIONS).codes,
-                                  anchor.codes)
-    # Loaded back without the engine.
-    loaded = cache.load(preset)
-    assert loaded is not None
-    np.testing.assert_array_equal(loaded.codes, anchor.codes)
-    # The key depends on preset content, model fingerprint and decode settings.
-    changed = parse_voices_document(
-        {"voices": [{"name": "evil..name", "instruct": "male", "languages": ["en"]}]},
-        source="t.yaml")[0]
-    assert cache.key(changed) != cache.key(preset)
-    assert AnchorCache(tmp_path, "other-model", {"num_step": 8}).key(preset) != cache.key(preset)
-    assert AnchorCache(tmp_path, engine.fingerprint, {"num_step": 16}).key(preset) != \
-        cache.key(preset)
-    # No temp files left behind.
-    assert not [f for f in (tmp_path / "anchors").iterdir() if f.suffix == ".tmp"]
-
-
-def test_corrupt_or_mismatched_anchor_is_rebuilt(engine: Engine, tmp_path: Path) -> None:
-    (preset,) = parse_voices_document(
-        {"voices": [{"name": "v", "instruct": "female", "languages": ["en"]}]}, source="t")
-    cache = AnchorCache(tmp_path, engine.fingerprint)
-    anchor = cache.get_or_create(preset, engine, OPTIONS)
-    path = cache.path_for(preset)
-    path.write_bytes(path.read_bytes()[:20])  # truncated
-    assert cache.load(preset) is None
-    rebuilt = cache.get_or_create(preset, engine, OPTIONS)
-    np.testing.assert_array_equal(rebuilt.codes, anchor.codes)
-    assert cache.load(preset) is not None
-    # A file with the right name but other content (e.g. copied over) is not trusted.
-    np.savez(path, codes=np.zeros((3, 2), dtype=np.int64), text=np.array("x"),
-             key=np.array(cache.key(preset)))
-    assert cache.load(preset) is None
-
-
-def test_anchors_generated_in_batches_equal_single_generation(engine: Engine,
-                                                              tmp_path: Path) -> None:
-    presets = parse_voices_document(
-        {"voices": [
-            {"name": "a", "instruct": "female, british accent", "languages": ["en"]},
-            {"name": "b", "instruct": "male, elderly", "languages": ["en"], "speed": 0.9},
-            {"name": "c", "instruct": "女, 四川话", "languages": ["zh"]},
-        ]},
-        source="t.yaml",
-    )
-    batched = AnchorCache(tmp_path / "batched", engine.fingerprint).ensure_all(
-        presets, engine, OPTIONS, batch_size=2)
-    single = AnchorCache(tmp_path / "single", engine.fingerprint)
-    for preset in presets:
-        alone = single.get_or_create(preset, engine, OPTIONS)
-        np.testing.assert_array_equal(batched[preset.name].codes, alone.codes)
-        assert batched[preset.name].text == alone.text
-    # Everything is cached now: a second call loads without generating.
-    again = AnchorCache(tmp_path / "batched", engine.fingerprint).ensure_all(presets, engine,
-                                                                             OPTIONS)
-    assert sorted(again) == ["a", "b", "c"]
-
-
 def test_anchor_sentences_are_about_three_seconds() -> None:
     """Anchors ride along with every request: long enough to pin a voice, short to decode."""
     from wyoming_omnivoice.engine.duration import estimate_num_frames
@@ -242,7 +167,6 @@ async def test_calls_run_on_the_worker_thread_between_batches(make_worker,
 
 
 async def test_lone_request_does_not_wait_for_the_window(make_worker, caplog) -> None:
-    import logging
 
     in_flight = {"n": 1}
     worker = make_worker(batch_window_s=0.010, in_flight=lambda: in_flight["n"])
@@ -253,18 +177,3 @@ async def test_lone_request_does_not_wait_for_the_window(make_worker, caplog) ->
         await worker.submit(request("Not alone.", seed=2)).future
     assert any("Batch window" in r.getMessage() for r in caplog.records)
 
-
-def test_voices_of_the_same_content_share_one_anchor_built_once(
-        engine: Engine, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """pt-female and pt-BR-female differ only in how their text is read."""
-    catalog = build_catalog()
-    presets = [p for p in (catalog.get("pt-female"), catalog.get("pt-BR-female"))
-               if p is not None]
-    assert len(presets) == 2
-    with caplog.at_level(logging.INFO, logger="wyoming_omnivoice.voices.anchors"):
-        anchors = AnchorCache(tmp_path, engine.fingerprint).ensure_all(presets, engine,
-                                                                       OPTIONS)
-    assert sorted(anchors) == ["pt-BR-female", "pt-female"]
-    np.testing.assert_array_equal(anchors["pt-female"].codes, anchors["pt-BR-female"].codes)
-    generated = [r.getMessage() for r in caplog.records if "Generating" in r.getMessage()]
-    assert generated == ["Generating the anchor for voice 'pt-female'"]

@@ -125,6 +125,8 @@ class Engine:
                 ", ".join(sorted(graphs.devices)),
             )
         self.fingerprint = paths.fingerprint()
+        #: The files that decide the codes only (shared keys: canonical anchors).
+        self.decode_fingerprint = paths.decode_fingerprint()
         self._reference_encoder: ReferenceEncoder | None = None
         # encode_reference may be called from another thread than decodes (voice folders
         # added while serving): its sessions are its own, only their creation is guarded.
@@ -153,6 +155,7 @@ class Engine:
         cache_dir: Path | None = None,
         min_canvas_frames: int = MIN_CANVAS_FRAMES,
         prefix_cache: int = 0,
+        prepack: bool = True,
     ) -> Engine:
         """Load a model directory (see :mod:`.model_files`) on ``auto``/``cuda``/``cpu``.
 
@@ -168,6 +171,9 @@ class Engine:
         loads the prefix-cache session now (:mod:`.prefix_cache`; a decode uses it when
         its ``DecodeOptions.prefix_cache`` asks), so a backbone that cannot run it fails
         here and not at the first request; 0 (the default) loads it only if asked.
+        ``prepack`` False (CPU) keeps onnxruntime from copying the backbone's weights into
+        its packed layouts: they are used where they lie in its read-only memory map of the
+        weights file (little anonymous memory; for one-off work such as canonical anchors).
         """
         check_precision(precision)
         check_prefix_cache(prefix_cache)
@@ -202,7 +208,8 @@ class Engine:
             providers.device == "cuda" else ()
         try:
             graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
-                                 cuda_graph=cuda_graph, disabled_optimizers=disabled)
+                                 cuda_graph=cuda_graph, disabled_optimizers=disabled,
+                                 prepack=prepack)
         except ModelError as err:
             if prepared is None:
                 raise
@@ -211,7 +218,8 @@ class Engine:
             prepared = prepare_backbone(paths, precision, root=prepared_dir,
                                         cache_dir=cache_dir)
             graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
-                                 cuda_graph=cuda_graph, disabled_optimizers=disabled)
+                                 cuda_graph=cuda_graph, disabled_optimizers=disabled,
+                                 prepack=prepack)
         graphs.load_seconds = {"prepared backbone": preparing, **graphs.load_seconds}
         engine = cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
                      precision=precision, min_canvas_frames=min_canvas_frames)

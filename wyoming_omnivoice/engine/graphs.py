@@ -115,10 +115,10 @@ class GraphSet:
 def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
                 backbone: Path | None = None, prepared: PreparedBackbone | None = None,
                 threads: int | None = None, cuda_graph: bool = False,
-                disabled_optimizers: tuple[str, ...] = ()) -> GraphSet:
+                disabled_optimizers: tuple[str, ...] = (), prepack: bool = True) -> GraphSet:
     """Open and check every graph of ``paths``; ``backbone`` overrides the backbone file,
     ``prepared`` replaces it by a prepared variant, and ``disabled_optimizers`` applies to
-    its session.
+    its session; ``prepack`` False keeps the backbone's weights unpacked, in the memory map.
 
     The backbone session (most of the load: its weights read and prepacked, about 0.5 s
     at the real size) is made on a second thread while this one makes the others:
@@ -134,7 +134,8 @@ def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="omnivoice-load") as pool:
         backbone_job = pool.submit(timed, "backbone", lambda: load_backbone(
             backbone or paths.backbone, providers, threads, cuda_graph=cuda_graph,
-            disabled_optimizers=disabled_optimizers, prepared=prepared))
+            disabled_optimizers=disabled_optimizers, prepared=prepared,
+            prepack=prepack))
         try:
             embeddings = timed("embeddings", lambda: Graph(paths.embeddings, providers,
                                                            threads=threads))
@@ -159,10 +160,10 @@ def load_graphs(paths: ModelPaths, providers: ProviderChoice, *,
 
 def load_backbone(path: Path, providers: ProviderChoice, threads: int | None,
                   *, cuda_graph: bool = False, disabled_optimizers: tuple[str, ...] = (),
-                  prepared: PreparedBackbone | None = None) -> Graph:
+                  prepared: PreparedBackbone | None = None, prepack: bool = True) -> Graph:
     """The backbone session, checked: bidirectional contract, bool 4-D mask."""
     backbone = None
-    source: dict[str, Any] = {"disabled_optimizers": disabled_optimizers}
+    source: dict[str, Any] = {"disabled_optimizers": disabled_optimizers, "prepack": prepack}
     if prepared is not None:
         path = prepared.path
         source.update(model_bytes=prepared.model_bytes(),

@@ -92,18 +92,30 @@ class ModelPaths:
         Built from each graph's name, size and the bytes of its (small) ONNX protobuf, so a
         different export gives a different id without hashing gigabytes of weights.
         """
-        digest = hashlib.sha256()
         optional = [self.root / name for name in CLONING_FILES if (self.root / name).is_file()]
         graphs = [self.backbone, self.embeddings, self.heads, self.vocoder, self.tokenizer]
-        for path in graphs + optional:
-            digest.update(path.name.encode())
-            digest.update(str(path.stat().st_size).encode())
-            data_file = path.with_name(path.name + ".data")
-            if data_file.is_file():
-                digest.update(str(data_file.stat().st_size).encode())
-            with path.open("rb") as handle:
-                digest.update(handle.read(1 << 20))
-        return digest.hexdigest()[:16]
+        return _fingerprint(graphs + optional)
+
+    def decode_fingerprint(self) -> str:
+        """A short id of the files that decide the generated codes (backbone, embeddings,
+        heads, tokenizer): the same on every replica of a model, whether or not it holds the
+        cloning graphs, and whatever vocoder it runs. Keys what is shared between replicas
+        (canonical anchors)."""
+        return _fingerprint([self.backbone, self.embeddings, self.heads, self.tokenizer])
+
+
+def _fingerprint(paths: list[Path]) -> str:
+    """Each file's name, size (and its ``.data`` file's size) and first megabyte."""
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode())
+        digest.update(str(path.stat().st_size).encode())
+        data_file = path.with_name(path.name + ".data")
+        if data_file.is_file():
+            digest.update(str(data_file.stat().st_size).encode())
+        with path.open("rb") as handle:
+            digest.update(handle.read(1 << 20))
+    return digest.hexdigest()[:16]
 
 
 @dataclass(frozen=True)

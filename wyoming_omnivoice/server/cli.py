@@ -22,6 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from wyoming_omnivoice.server import startup
+from wyoming_omnivoice.server.anchor_plan import anchor_maker
 from wyoming_omnivoice.server.config import Config, parse_config, validate
 from wyoming_omnivoice.server.connection import ConnectionLimits
 from wyoming_omnivoice.server.context import WyomingContext, WyomingSettings
@@ -67,8 +68,11 @@ def start(config: Config) -> int:
     timing.mark("engine", engine.load_seconds)
     options = DecodeOptions(num_step=args.num_steps_on(engine.device),
                             guidance_scale=args.guidance_scale)
+    maker = anchor_maker(args.canonical_anchors, engine, options, model_dir, data_dir,
+                         allow_tf32=args.allow_tf32)
     served, assets = prepare_voices(engine, catalog, args.voice, data_dir, options,
-                                    batch_size=args.max_batch_size, preload=args.preload_languages)
+                                    batch_size=args.max_batch_size, preload=args.preload_languages,
+                                    maker=maker)
     timing.mark("anchors")
     failed_folders |= set(catalog.names) - set(served.names)
     make_request = deterministic_requests(make_request_factory(assets, args.normalize_text),
@@ -96,13 +100,18 @@ def start(config: Config) -> int:
     watcher = folder_voice_watcher(WorkerEncoder(worker, engine.fingerprint), data_dir,
                                    lambda found: service.add_voices(found, assets.prompts))
     watcher.remember_failed(failed_folders)
+
+    def look_for_voices(known: set[str]) -> None:  # on describe: new folders, new anchors
+        watcher.poll(known)
+        assets.adopt_canonical(list(service.catalog))
+
     service = SpeechService(
         worker, served, make_request,
         SpeechSettings(default_voice=args.voice, sample_rate=engine.sample_rate,
                        max_text_length=args.max_text_length,
                        max_concurrent=args.max_concurrent,
                        first_clause=not args.whole_first_sentence),
-        demand=demand, look_for_voices=watcher.poll)
+        demand=demand, look_for_voices=look_for_voices)
     context = WyomingContext(
         service=service,
         settings=WyomingSettings(

@@ -69,6 +69,7 @@ class Config:
     zeroconf: str | None = None
     list_voices: bool = False
     preload_languages: tuple[str, ...] = DEFAULT_PRELOAD
+    canonical_anchors: str = "auto"
     debug: bool = False
     log_format: str = logging.BASIC_FORMAT
     metrics_uri: str | None = None

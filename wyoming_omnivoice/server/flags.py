@@ -237,6 +237,13 @@ def add_language_arguments(parser: argparse.ArgumentParser) -> None:
         help="build the voice anchors of these languages before the server is ready "
              "(comma-separated ids such as en,de, 'all' or 'none'); other voices get theirs "
              "on first use (tens of seconds on a CPU) (default: en)")
+    parser.add_argument(
+        "--canonical-anchors", choices=("auto", "never"), default="auto",
+        help="auto: designed voices' anchors are made once in the canonical mode (fp32 "
+             "backbone, 32 steps), so every replica and precision speaks the same person; "
+             "where memory is short, and with never, they are made at this server's "
+             "precision and steps, marked as such (a canonical anchor in the data dir "
+             "always wins) (default: %(default)s)")
 
 
 def add_metrics_arguments(parser: argparse.ArgumentParser) -> None:

@@ -24,7 +24,8 @@ from wyoming_omnivoice.atomic import remove_stale_temp_files
 from wyoming_omnivoice.engine import strict_language
 from wyoming_omnivoice.errors import StartupError, one_line
 from wyoming_omnivoice.voices import cloned as cloned_voices
-from wyoming_omnivoice.voices.anchors import Anchor, AnchorCache
+from wyoming_omnivoice.voices.anchor_maker import AnchorMaker
+from wyoming_omnivoice.voices.anchors import Anchor, AnchorCache, LegacyKey
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 from wyoming_omnivoice.voices.engine_thread import EngineThread
 from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD, AnchorBuilder, preloaded
@@ -58,6 +59,11 @@ class VoiceAssets:
         """From now on, anchors are built on the worker's thread."""
         if self.builder is not None:
             self.builder.worker = worker
+
+    def adopt_canonical(self, presets: list[VoicePreset]) -> None:
+        """Serving-precision anchors replaced by canonical files that appeared since."""
+        if self.builder is not None:
+            self.builder.adopt_canonical(presets)
 
     def start_background(self) -> None:
         """The preloaded voices' anchors not built yet, built now in the background (once
@@ -94,20 +100,34 @@ def clone_prompt_for(encoder: cloned_voices.Encoder, preset: VoicePreset,
     return cloned_voices.load_clone_prompt(encoder, spec, data_dir / CLONE_PROMPT_CACHE)
 
 
+def anchor_cache(engine: Engine, data_dir: Path, maker: AnchorMaker,
+                 options: DecodeOptions) -> AnchorCache:
+    """The anchor cache under the data dir: canonical anchors keyed by the files that
+    decide the codes; the version-1 files of this server's steps found for migration."""
+    return AnchorCache(data_dir / "anchors", engine.decode_fingerprint, maker.serving,
+                       legacy=LegacyKey(engine.fingerprint, options.num_step,
+                                        options.guidance_scale))
+
+
 def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir: Path,
                    options: DecodeOptions, batch_size: int,
-                   preload: tuple[str, ...] = DEFAULT_PRELOAD
+                   preload: tuple[str, ...] = DEFAULT_PRELOAD,
+                   maker: AnchorMaker | None = None
                    ) -> tuple[VoiceCatalog, VoiceAssets]:
     """Clone prompts for every voice, anchors for the voices of the ``preload`` languages
     (others: from the cache, else on first use); the catalog without the voices that
-    failed (each logged once). StartupError when the default voice fails."""
+    failed (each logged once). StartupError when the default voice fails. ``maker`` makes
+    new anchors (default: :func:`.anchor_maker.serving_maker`, canonical only when the
+    engine itself runs fp32)."""
+    if maker is None:
+        from wyoming_omnivoice.voices.anchor_maker import serving_maker
+
+        maker = serving_maker(engine, options)
     assets = VoiceAssets()
     failed: dict[str, str] = {}
     for folder in (data_dir / "anchors", data_dir / CLONE_PROMPT_CACHE):
         remove_stale_temp_files(folder, ".*.tmp")  # left by a crash during a write
-    cache = AnchorCache(data_dir / "anchors", engine.fingerprint,
-                        settings={"num_step": options.num_step,
-                                  "guidance_scale": options.guidance_scale})
+    cache = anchor_cache(engine, data_dir, maker, options)
     for preset in catalog:
         if preset.uses_anchor and preset.anchor_file is not None:
             try:  # pinned: loaded, never built (the same person on every replica)
@@ -124,7 +144,7 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
     later = [preset for preset in built if not preloaded(preset, preload, default)]
     for preset in first:
         try:
-            assets.anchors[preset.name] = cache.get_or_create(preset, engine, options)
+            assets.anchors[preset.name] = cache.get_or_create(preset, maker.codes_on(engine))
         except ValueError as err:
             failed[preset.name] = f"Voice {preset.name!r} ({preset.source}): {err}"
     for preset in catalog:
@@ -138,7 +158,7 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
         cached = cache.load(preset)
         if cached is not None:
             assets.anchors[preset.name] = cached
-    assets.builder = AnchorBuilder(cache, engine, options, assets.anchors,
+    assets.builder = AnchorBuilder(cache, engine, maker, assets.anchors,
                                    background=background, batch_size=batch_size)
     if later:
         _LOGGER.info("%d voice anchor(s) of other languages are cached, %d are built on "

@@ -11,6 +11,12 @@ of any other voice is loaded from the cache at start-up when it is there, else b
 first time a request uses the voice. A request for a voice whose anchor is not built yet
 builds that one anchor (or waits for the batch that holds it), never all of them. Every
 anchor is cached on disk like the others.
+
+Anchors are made by an :class:`.anchor_maker.AnchorMaker` (canonical where it can); its fp32
+engine, when it needed one, is let go once the background is done and after a voice's
+first-use anchor. A serving-precision anchor gives way to a canonical file of the same voice
+that appears in the cache folder (another replica made it, or it was copied there):
+:meth:`AnchorBuilder.adopt_canonical`, at most every few seconds, from ``describe``.
 """
 
 from __future__ import annotations
@@ -25,17 +31,20 @@ from typing import TYPE_CHECKING
 
 from wyoming_omnivoice.engine import return_freed_memory, strict_language
 from wyoming_omnivoice.errors import one_line
-from wyoming_omnivoice.voices.anchors import Anchor, AnchorCache
+from wyoming_omnivoice.voices.anchor_maker import AnchorMaker
+from wyoming_omnivoice.voices.anchors import SERVING_KIND, Anchor, AnchorCache
 from wyoming_omnivoice.voices.catalog import VoicePreset
 from wyoming_omnivoice.voices.engine_thread import EngineThread, EngineThreadStopped
 from wyoming_omnivoice.voices.templates import ALL, expand_all
 
 if TYPE_CHECKING:
-    from wyoming_omnivoice import DecodeOptions, Engine
+    from wyoming_omnivoice import Engine
 
 _LOGGER = logging.getLogger(__name__)
 
 DEFAULT_PRELOAD = ("en",)
+#: How often serving anchors look for a canonical file of their voice (at most).
+ADOPT_INTERVAL_S = 10.0
 
 
 def preload_languages(value: str) -> tuple[str, ...]:
@@ -66,19 +75,20 @@ class AnchorBuilder:
     """Anchors of voices not built before ready: in the background (preloaded languages) or
     on first use (the rest), each built once, then shared."""
 
-    def __init__(self, cache: AnchorCache, engine: Engine, options: DecodeOptions,
+    def __init__(self, cache: AnchorCache, engine: Engine, maker: AnchorMaker,
                  anchors: dict[str, Anchor], background: Iterable[VoicePreset] = (),
                  batch_size: int = 8) -> None:
         self._cache = cache
         self._engine = engine
-        self._options = options
+        self.maker = maker
+        self._last_adopt = float("-inf")
         self._anchors = anchors
         self._failed: set[str] = set()
         self._lock = threading.Lock()
         #: One lock per voice being built: a request waits for its own voice only.
         self._building: dict[str, threading.Lock] = {}
         self._background = list(background)
-        self._batch_size = max(1, batch_size)
+        self._batch_size = max(1, min(batch_size, maker.max_batch or batch_size))
         self._thread: threading.Thread | None = None
         #: Set once the worker runs; before that (warm-up) the engine is used directly.
         self.worker: EngineThread | None = None
@@ -118,17 +128,46 @@ class AnchorBuilder:
                          "language with --preload-languages to have it at start-up)",
                          preset.name, time.monotonic() - began)
             self._anchors[preset.name] = anchor
+            self.release_if_idle()
             return anchor
+
+    def release_if_idle(self) -> None:
+        """Let the anchor maker's fp32 engine go unless the background still needs it."""
+        if self._thread is None or not self._thread.is_alive():
+            self.maker.release()
 
     def _build(self, preset: VoicePreset) -> Anchor:
         if self.worker is None:
-            return self._cache.get_or_create(preset, self._engine, self._options)
-        return self.worker.call(
-            lambda engine: self._cache.get_or_create(preset, engine, self._options)).result()
+            return self._cache.get_or_create(preset, self.maker.codes_on(self._engine))
+        return self.worker.call(lambda engine: self._cache.get_or_create(
+            preset, self.maker.codes_on(engine))).result()
+
+    def adopt_canonical(self, presets: Iterable[VoicePreset], *, force: bool = False) -> int:
+        """Serving anchors of ``presets`` replaced by their voice's canonical file where
+        one has appeared (at most every :data:`ADOPT_INTERVAL_S`); returns how many."""
+        now = time.monotonic()
+        if not force and now - self._last_adopt < ADOPT_INTERVAL_S:
+            return 0
+        self._last_adopt = now
+        adopted = 0
+        for preset in presets:
+            current = self._anchors.get(preset.name)
+            if current is None or current.kind != SERVING_KIND:
+                continue
+            canonical = self._cache.load_canonical(preset)
+            if canonical is not None:
+                self._anchors[preset.name] = canonical
+                adopted += 1
+                _LOGGER.info("Voice %r: a canonical anchor appeared in %s; it replaces the "
+                             "serving-precision one (%s)", preset.name, self._cache.directory,
+                             current.made_with)
+        return adopted
 
     def start_background(self) -> None:
         """Build the background anchors on the worker, batch by batch (needs ``worker``)."""
         if self.worker is None or not self.background_left or self._thread is not None:
+            if self._thread is None:
+                self.maker.release()
             return
         _LOGGER.info("Voice anchors: building %d in the background, %d at a time (a request "
                      "for one of these voices builds its own first); only the first start "
@@ -145,6 +184,7 @@ class AnchorBuilder:
                      if preset.name not in self._anchors and preset.name not in self._failed
                      ][:self._batch_size]
             if not group:
+                self.maker.release()
                 break
             try:
                 self._build_group(group)
@@ -166,15 +206,14 @@ class AnchorBuilder:
         try:
             try:
                 built = self.worker.call(lambda engine: self._cache.ensure_all(
-                    group, engine, self._options, batch_size=len(group),
+                    group, self.maker.codes_on(engine), batch_size=len(group),
                     log_progress=False)).result()
             except ValueError:
                 built = {}  # one voice the engine refuses fails the batch: one by one
                 for preset in group:
                     try:
                         built[preset.name] = self.worker.call(
-                            partial(self._cache.get_or_create, preset,
-                                    options=self._options)).result()
+                            partial(self._one, preset)).result()
                     except ValueError as err:
                         self._failed.add(preset.name)
                         _LOGGER.warning("Voice %r: no anchor (%s); it is spoken without one",
@@ -184,3 +223,6 @@ class AnchorBuilder:
         finally:
             for lock in voice_locks:
                 lock.release()
+
+    def _one(self, preset: VoicePreset, engine: Engine) -> Anchor:
+        return self._cache.get_or_create(preset, self.maker.codes_on(engine))

@@ -25,7 +25,7 @@ from wyoming_omnivoice.voices.assets import VoiceAssets
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 
 if TYPE_CHECKING:
-    from wyoming_omnivoice import DecodeOptions, Engine, VoicePrompt
+    from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest, VoicePrompt
 
 T = TypeVar("T")
 Audio = np.ndarray[Any, np.dtype[np.float32]]
@@ -87,6 +87,19 @@ class StudioSpeech:
             override = Override(ref_codes=reference.codes, ref_text=reference.text,
                                 ref_rms=getattr(reference, "rms", None))
         return await self.service.synthesize(text, preset, override=override)
+
+    def take_codes(self, engine: Engine, request: SynthesisRequest
+                   ) -> tuple[np.ndarray[Any, np.dtype[Any]], str]:
+        """A design take's codes and how they were made (on the engine's thread), decoded
+        like the server's anchors (canonical where it makes canonical ones), so a first take
+        is the very anchor the voice would get, on any replica."""
+        builder = self._assets.builder
+        if builder is None:
+            (codes,) = engine.generate_codes_batch([request], options=self.options)
+            return codes, f"{engine.precision}, {self.options.num_step} steps"
+        mode, (codes,) = builder.maker.generate(engine, [request])
+        builder.release_if_idle()
+        return codes, mode.label
 
     async def on_engine(self, run: Callable[[Engine], T]) -> T:
         """``run(engine)`` on the worker thread (between batches)."""

@@ -128,14 +128,16 @@ class Studio:
     async def design_take(self, design: Design, another: bool) -> Take:
         """A candidate anchor: the server's anchor seed first, a new seed for another take."""
         seed = secrets.randbelow(2**31 - 1) + 1 if another else ANCHOR_SEED
+        from wyoming_omnivoice import SynthesisRequest
+
         text = anchor_text_for(design.preset())
-        options = self.speech.options
+        request = SynthesisRequest(text=text, language=design.language,
+                                   instruct=design.instruct, speed=design.speed, seed=seed)
 
         def build(engine: Engine) -> Anchor:
-            codes = engine.generate_codes(text, language=design.language,
-                                          instruct=design.instruct, speed=design.speed,
-                                          options=options, seed=seed)
-            return Anchor(codes=np.asarray(codes, dtype=np.int64), text=text)
+            codes, made_with = self.speech.take_codes(engine, request)
+            return Anchor(codes=np.asarray(codes, dtype=np.int64), text=text,
+                          made_with=made_with)
 
         async with self.synthesis_slot():
             try:
@@ -220,7 +222,7 @@ class Studio:
     async def _keep_design(self, name: str, description: str, languages: tuple[str, ...],
                            instruct: str | None, speed: float | None, anchor: Anchor
                            ) -> VoicePreset:
-        made_with = f"steps={self.speech.options.num_step}"
+        made_with = anchor.made_with or f"steps={self.speech.options.num_step}"
         preset = await self._saving(self.saved.save_designed, name, description, languages,
                                     instruct, speed, anchor, made_with)
         self.speech.add_voices([preset], anchors={name: anchor})
