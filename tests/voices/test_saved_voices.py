@@ -12,6 +12,7 @@ import pytest
 
 from wyoming_omnivoice.server.startup import gather_voices
 from wyoming_omnivoice.voices.anchors import Anchor
+from wyoming_omnivoice.voices.language_list import VoiceLanguages
 from wyoming_omnivoice.voices.pinned import load_pinned_anchor, save_pinned_anchor
 from wyoming_omnivoice.voices.saved import SavedVoiceError, SavedVoices
 from wyoming_omnivoice.voices.transfer import export_voice, parse_voice_file
@@ -47,7 +48,8 @@ def test_pinned_anchor_checks_its_codes(tmp_path: Path, codes: np.ndarray) -> No
 
 def test_saved_designed_voice_is_in_the_one_catalogue(tmp_path: Path) -> None:
     saved = SavedVoices(tmp_path)
-    preset = saved.save_designed("anna", "Anna", ["en", "de"], "female, elderly", None, ANCHOR)
+    preset = saved.save_designed("anna", "Anna", VoiceLanguages(("en", "de")), "female, elderly",
+                                 None, ANCHOR)
     assert preset.anchor_file == (tmp_path / "studio" / "anchors" / "anna.npz").resolve()
     catalog, problems, _ = gather_voices(tmp_path, None)
     assert not problems
@@ -55,8 +57,8 @@ def test_saved_designed_voice_is_in_the_one_catalogue(tmp_path: Path) -> None:
     assert listed is not None and listed.languages == ("en", "de")
     assert listed.instruct == "female, elderly" and listed.anchor_file == preset.anchor_file
     with pytest.raises(SavedVoiceError, match="already saved"):
-        saved.save_designed("anna", "Anna", ["en"], None, None, ANCHOR)
-    saved.update("anna", "Anna, kitchen", ["de"])
+        saved.save_designed("anna", "Anna", VoiceLanguages(("en",)), None, None, ANCHOR)
+    saved.update("anna", "Anna, kitchen", VoiceLanguages(("de",)))
     assert gather_voices(tmp_path, None)[0].get("anna").description == "Anna, kitchen"
     saved.delete("anna")
     assert "anna" not in gather_voices(tmp_path, None)[0]
@@ -67,8 +69,8 @@ def test_saved_cloned_voice_is_a_voice_folder(tmp_path: Path) -> None:
     from wyoming_omnivoice.voices.saved import Recording
 
     saved = SavedVoices(tmp_path)
-    preset = saved.save_cloned("bob", "Bob", ["en", "fr"], Recording(b"RIFF....WAVE", "wav"),
-                               "Hello there.")
+    preset = saved.save_cloned("bob", "Bob", VoiceLanguages(("en", "fr")),
+                               Recording(b"RIFF....WAVE", "wav"), "Hello there.")
     folder = tmp_path / "voices" / "bob"
     assert (folder / "reference.wav").read_bytes() == b"RIFF....WAVE"
     assert (folder / "reference.txt").read_text().strip() == "Hello there."
@@ -79,7 +81,8 @@ def test_saved_cloned_voice_is_a_voice_folder(tmp_path: Path) -> None:
 
 
 def test_export_round_trip_and_validation(tmp_path: Path) -> None:
-    preset = SavedVoices(tmp_path).save_designed("anna", "Anna", ["en"], "female", 1.1, ANCHOR)
+    preset = SavedVoices(tmp_path).save_designed("anna", "Anna", VoiceLanguages(("en",)),
+                                                 "female", 1.1, ANCHOR)
     document = json.loads(json.dumps(export_voice(preset, ANCHOR, None)))
     voice = parse_voice_file(document, max_audio_bytes=1000)
     assert voice.anchor is not None and np.array_equal(voice.anchor.codes, CODES)
@@ -96,3 +99,52 @@ def test_export_round_trip_and_validation(tmp_path: Path) -> None:
     short["designed"]["anchor"]["codes"] = base64.b64encode(b"\x00" * 10).decode()
     with pytest.raises(ValueError, match="do not match their shape"):
         parse_voice_file(short, max_audio_bytes=1000)
+
+
+BRAZILIAN = VoiceLanguages(("pt", "en"), "pt-BR")
+
+
+def test_a_saved_voice_keeps_its_region_through_save_edit_and_restart(tmp_path: Path) -> None:
+    from wyoming_omnivoice.voices.saved import Recording
+
+    saved = SavedVoices(tmp_path)
+    designed = saved.save_designed("ana", "Ana", BRAZILIAN, "female", None, ANCHOR)
+    cloned = saved.save_cloned("bia", "Bia", VoiceLanguages(("pt",), "pt-BR"),
+                               Recording(b"RIFF....WAVE", "wav"), "Olá, tudo bem?")
+    assert (designed.variant, cloned.variant) == ("pt-BR", "pt-BR")
+    assert "- pt-BR" in saved.voices_file.read_text(encoding="utf-8")
+    assert "pt-BR" in (tmp_path / "voices" / "bia" / "voice.yaml").read_text(encoding="utf-8")
+    catalog = gather_voices(tmp_path, None)[0]  # what a restart reads
+    for name, languages in [("ana", ("pt", "en")), ("bia", ("pt",))]:
+        preset = catalog.get(name)
+        assert preset is not None and (preset.languages, preset.variant) == (languages, "pt-BR")
+        assert preset.advertised_languages()[0] == "pt-BR"
+    edited = saved.update("ana", "Ana, kitchen", VoiceLanguages(("en", "pt"), "pt-BR"))
+    assert (edited.languages, edited.variant) == (("en", "pt"), "pt-BR")
+    assert saved.update("bia", "Bia", VoiceLanguages(("pt",), "pt-BR")).variant == "pt-BR"
+    catalog = gather_voices(tmp_path, None)[0]
+    assert [catalog.get(name).variant for name in ("ana", "bia")] == ["pt-BR", "pt-BR"]
+    plain = saved.update("ana", "Ana", VoiceLanguages(("pt",)))  # the region dropped on purpose
+    assert plain.variant is None and gather_voices(tmp_path, None)[0].get("ana").variant is None
+
+
+def test_the_voice_file_carries_the_region(tmp_path: Path) -> None:
+    preset = SavedVoices(tmp_path).save_designed("ana", "Ana", BRAZILIAN, "female", None, ANCHOR)
+    document = json.loads(json.dumps(export_voice(preset, ANCHOR, None)))
+    # Engine ids, as version 1 has always had them, and the variant beside them.
+    assert (document["version"], document["languages"], document["variant"]) == (
+        1, ["pt", "en"], "pt-BR")
+    assert parse_voice_file(document, max_audio_bytes=1000).languages == BRAZILIAN
+    older = {key: value for key, value in document.items() if key != "variant"}
+    assert parse_voice_file(older, max_audio_bytes=1000).languages == VoiceLanguages(
+        ("pt", "en"))  # a file from before the field: the plain language
+    tagged = dict(older, languages=["pt-BR", "en"])  # the variant's tag in the list
+    assert parse_voice_file(tagged, max_audio_bytes=1000).languages == BRAZILIAN
+    for variant in ["pt-XX", "en-GB", 7, "pt-PT"]:
+        with pytest.raises(ValueError, match="'variant'"):
+            parse_voice_file(dict(document, variant=variant), max_audio_bytes=1000)
+    with pytest.raises(ValueError, match="'variant'"):  # not a variant of its languages
+        parse_voice_file(dict(document, languages=["en"]), max_audio_bytes=1000)
+    european = dict(document, variant="pt")  # pt-female's: the default variant, by name
+    assert parse_voice_file(european, max_audio_bytes=1000).languages == VoiceLanguages(
+        ("pt", "en"), "pt")

@@ -3,7 +3,8 @@
 Design, listen, another take, pick, save; then the real ``wyoming`` client: ``describe``
 lists the voice and ``synthesize`` returns exactly the PCM of the picked take's preview;
 a restart keeps it; export, delete, import give the same audio again; a clone by upload the
-same way, and a bad upload shows its message. Everything runs standalone and again under an
+same way, and a bad upload shows its message; a voice made for pt-BR reads the Brazilian
+way. Everything runs standalone and again under an
 ingress-like base path (:class:`studio_browser.IngressProxy`). The servers run with
 ``--deterministic``, and the page's previews carry the name typed in, so a preview and a
 later Wyoming request of the saved voice draw the same seed.
@@ -294,3 +295,25 @@ def test_clone_from_the_microphone(studio: StudioServer, browser: Browser) -> No
     duration, _ = take_audio(browser, take)
     assert duration > 0.5
     browser.wait_status("clone-status", "Clone ready")
+
+
+def test_a_brazilian_voice_from_the_page(studio: StudioServer, browser: Browser) -> None:
+    """Portuguese (Brazil) is a language of the page: its take previews "16" the Brazilian
+    way ("dezesseis"), the voice is saved as pt-BR, and over Wyoming it reads the same."""
+    name = "sala-bia"
+    browser.open(studio.base + "/")
+    browser.wait(lambda: browser.css('#language option[value="pt-BR"]'), "pt-BR offered")
+    select(browser, "language", "pt-BR")
+    assert "fazendo" in browser.by_id("sample").get_attribute("value")  # Brazilian sample
+    type_into(browser, "sample", "Estão 16 graus.")
+    select(browser, "design-gender", "female")
+    type_into(browser, "voice-name", name)
+    browser.by_id("listen").click()
+    take = wait_takes(browser, 1)[0]
+    _, preview = take_audio(browser, take)
+    browser.by_id("save").click()
+    browser.wait_status("save-status", "saved")
+    voices = {v["name"]: v for v in studio.request("GET", "/api/voices").json()["voices"]}
+    assert voices[name]["languages"] == ["pt-BR"]
+    assert wyoming_pcm(studio, "Estão dezesseis graus.", name) == wav_pcm(preview)
+    assert wyoming_pcm(studio, "Estão 16 graus.", name) == wav_pcm(preview)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 
 from wyoming.event import Event
 from wyoming.tts import SynthesizeStopped
@@ -58,7 +57,14 @@ from wyoming_omnivoice.server.request_input import (
     StreamStop,
     parse_event,
 )
-from wyoming_omnivoice.server.requests import Kind, PcmBuffer, Piece, Reply, Request
+from wyoming_omnivoice.server.requests import (
+    Kind,
+    OpenStream,
+    PcmBuffer,
+    Piece,
+    Reply,
+    Request,
+)
 from wyoming_omnivoice.server.wire import WireError, check_fields
 from wyoming_omnivoice.speech.pacing import PlayClock
 from wyoming_omnivoice.speech.service import AudioPiece, Speech, VoiceWish
@@ -68,17 +74,6 @@ _LOGGER = logging.getLogger(__name__)
 
 _SYNTHESIZE = "synthesize"
 _SYNTHESIZE_START = "synthesize-start"
-
-
-@dataclass(eq=False)
-class _Stream:
-    request: Request
-    #: The language tag its ``synthesize-start`` named (reading: ``pt-BR``), if any.
-    language: str | None = None
-    compat_text: str | None = None
-    #: Streaming disabled: the text collected, spoken as one at the stop, and its length.
-    collected: list[str] = field(default_factory=list)
-    length: int = 0
 
 
 class OmniVoiceEventHandler(Connection):
@@ -95,7 +90,7 @@ class OmniVoiceEventHandler(Connection):
                                      write_silence=self.write_silence)
         #: This connection's requests that are not finished.
         self._requests: set[Request] = set()
-        self._stream: _Stream | None = None
+        self._stream: OpenStream | None = None
         #: The server closes this connection (shutdown), not the client.
         self._closed_by_server = False
 
@@ -226,7 +221,7 @@ class OmniVoiceEventHandler(Connection):
         await self._start_one_shot(stream.compat_text, request.voice, fallback=stream)
 
     async def _start_one_shot(self, text: str, wish: VoiceWish | None,
-                              fallback: _Stream | None = None, ssml: bool = False) -> None:
+                              fallback: OpenStream | None = None, ssml: bool = False) -> None:
         """``fallback``: the stream whose text this is (its voice and language, when the
         request names no voice)."""
         service = self.service
@@ -276,7 +271,7 @@ class OmniVoiceEventHandler(Connection):
             return
         request = self._track(Kind.STREAM, voice, speech) if speech is not None else \
             Request(kind=Kind.STREAM, voice=voice, pcm=self._pcm())
-        self._stream = _Stream(request=request, language=language)
+        self._stream = OpenStream(request=request, language=language)
         _LOGGER.debug("Stream with voice %s", voice.name)
 
     async def _on_stream_chunk(self, chunk: StreamChunk) -> None:
@@ -338,7 +333,7 @@ class OmniVoiceEventHandler(Connection):
         request = Request(kind=Kind.STREAM, voice=self.service.default_voice(),
                           pcm=self._pcm())
         request.fail()
-        self._stream = _Stream(request=request)
+        self._stream = OpenStream(request=request)
         self._reply(error_event(err))
 
     # ---- requests --------------------------------------------------------------------

@@ -10,7 +10,8 @@ for the next piece of the same cycle.
 
 The connection's ordered output is a queue of :class:`Piece` (a piece of text whose audio
 is written when it is ready) and :class:`Reply` (events written as they are: an error,
-``info``, ``synthesize-stopped``, an empty audio cycle).
+``info``, ``synthesize-stopped``, an empty audio cycle). A stream still open is an
+:class:`OpenStream` (its request, and with streaming disabled the text it collects).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 from wyoming.event import Event
 
 from wyoming_omnivoice.speech.pacing import PlayClock
-from wyoming_omnivoice.speech.service import AudioPiece, Speech
+from wyoming_omnivoice.speech.pieces import AudioPiece, Speech
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
 
@@ -134,3 +135,17 @@ class Reply:
     events: list[Event]
     #: The request this reply ends (its slot is released once the reply is written).
     ends: Request | None = None
+
+
+@dataclass(eq=False)
+class OpenStream:
+    """The stream a connection has open (``synthesize-start`` seen, no stop yet)."""
+
+    request: Request
+    #: The language tag its ``synthesize-start`` named (reading: ``pt-BR``), if any.
+    language: str | None = None
+    #: Streaming disabled: the compatibility ``synthesize`` copy, once it came.
+    compat_text: str | None = None
+    #: Streaming disabled: the text collected, spoken as one at the stop, and its length.
+    collected: list[str] = field(default_factory=list)
+    length: int = 0

@@ -86,6 +86,7 @@ def preset_from_spec(spec: cloned_voices.ClonedVoiceSpec) -> VoicePreset:
         normalize_text=spec.normalize_text,
         clone=spec.reference,
         source=f"voice folder {spec.audio_path.parent}",
+        variant=spec.variant,
     )
 
 

@@ -57,7 +57,9 @@ class VoicePreset:
     #: For a per-language voice of a language with regional variants (``pt``): the variant
     #: it is served for (``pt`` or ``pt-BR``, :data:`.ha_languages.REGIONAL_VARIANTS`). It
     #: lists that variant's tags only and its text is read that variant's way; it shares
-    #: the anchor of the language's other variants (same instruct and language).
+    #: the anchor of the language's other variants (same instruct and language). Any other
+    #: voice has one when its languages name it (``languages: [pt-BR]``,
+    #: :mod:`.language_list`).
     variant: str | None = None
 
     @property

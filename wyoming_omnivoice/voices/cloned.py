@@ -2,7 +2,8 @@
 
 A folder voice is ``<data-dir>/voices/<name>/`` holding ``reference.wav`` (or ``.flac`` /
 ``.ogg``), ``reference.txt`` (the exact words spoken; required, since no speech recognition
-model ships) and optionally ``voice.yaml`` with ``language``, ``description`` and
+model ships) and optionally ``voice.yaml`` with ``language`` (or ``languages``; a regional
+variant's tag such as ``pt-BR`` reads that variant's way), ``description`` and
 ``normalize_text``. Encoding a reference takes seconds, so the prompt (codes, transcript,
 RMS) is cached under the data dir, keyed by the audio file's sha256, the transcript and the
 engine's model fingerprint: a restart never re-encodes, a changed file does.
@@ -34,6 +35,7 @@ from wyoming_omnivoice.user_files import (
     describe_unusable,
     read_user_text,
 )
+from wyoming_omnivoice.voices.language_list import VoiceLanguages, parse_languages
 from wyoming_omnivoice.voices.names import check_voice_name
 from wyoming_omnivoice.voices.reference import CloneReference
 
@@ -68,6 +70,8 @@ class ClonedVoiceSpec:
     #: All the languages the voice speaks (``languages`` in voice.yaml); ``language`` is
     #: the first of them.
     languages: tuple[str, ...] | None = None
+    #: The regional variant its languages name (``pt-BR``), if any.
+    variant: str | None = None
 
     @property
     def audio_path(self) -> Path:
@@ -188,18 +192,14 @@ def _read_meta(path: Path) -> dict[str, Any]:
             if not isinstance(value, str | int | float) or not str(value).strip():
                 raise ValueError(f"{path}: {key} must be a non-empty text.")
             meta[key] = str(value).strip()
-    if "language" in meta:
-        from wyoming_omnivoice.engine import strict_language
-
-        try:
-            strict_language(meta["language"])
-        except ValueError as err:
-            raise ValueError(f"{path}: {err}") from None
+    written = [meta["language"]] if "language" in meta else None
     if "languages" in data:
-        if "language" in meta:
+        if written is not None:
             raise ValueError(f"{path}: give either language or languages, not both.")
-        meta["languages"] = _meta_languages(data["languages"], path)
-        meta["language"] = meta["languages"][0]
+        written = data["languages"]
+    if written is not None:
+        languages, variant = _meta_languages(written, path)
+        meta.update(language=languages[0], languages=languages, variant=variant)
     normalize = data.get("normalize_text")
     if normalize is not None:
         if not isinstance(normalize, bool):
@@ -208,22 +208,14 @@ def _read_meta(path: Path) -> dict[str, Any]:
     return meta
 
 
-def _meta_languages(value: Any, path: Path) -> tuple[str, ...]:
-    from wyoming_omnivoice.engine import strict_language
-
+def _meta_languages(value: Any, path: Path) -> VoiceLanguages:
+    """Ids, names or a regional variant's tag (``pt-BR``, :mod:`.language_list`)."""
     if not isinstance(value, list) or not value:
         raise ValueError(f"{path}: languages must be a list of language ids, e.g. [en, de].")
-    languages: list[str] = []
-    for item in value:
-        try:
-            language = strict_language(str(item))
-        except ValueError as err:
-            raise ValueError(f"{path}: {err}") from None
-        if language is None:
-            raise ValueError(f"{path}: language {item!r} is not usable for a voice.")
-        if language not in languages:
-            languages.append(language)
-    return tuple(languages)
+    try:
+        return parse_languages(value)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
 
 
 # ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from wyoming_omnivoice.engine import normalize_instruct, strict_language
+from wyoming_omnivoice.engine import normalize_instruct
 from wyoming_omnivoice.user_files import (
     TEXT_LIMIT,
     VOICES_FILE_LIMIT,
@@ -25,6 +25,7 @@ from wyoming_omnivoice.user_files import (
     read_user_text,
 )
 from wyoming_omnivoice.voices.catalog import BUILTIN_SOURCE, VoiceCatalog, VoicePreset
+from wyoming_omnivoice.voices.language_list import VoiceLanguages, parse_languages
 from wyoming_omnivoice.voices.names import VOICE_NAME_RE
 from wyoming_omnivoice.voices.reference import CloneReference
 from wyoming_omnivoice.voices.templates import (
@@ -69,7 +70,8 @@ def _entry_label(source: str, index: int, entry: Mapping[str, Any] | Any) -> str
     return f"{label} ({name!r})" if name else label
 
 
-def _parse_languages(value: Any, label: str) -> tuple[str, ...]:
+def _parse_languages(value: Any, label: str) -> VoiceLanguages:
+    """Ids, names or a regional variant's tag (``pt-BR``, :mod:`.language_list`)."""
     items: Sequence[Any]
     if isinstance(value, str):
         items = [part for part in re.split(r"[,\s]+", value) if part]
@@ -79,20 +81,10 @@ def _parse_languages(value: Any, label: str) -> tuple[str, ...]:
         raise VoiceConfigError(f"{label}: 'languages' must be a list of language ids or names")
     if not items:
         raise VoiceConfigError(f"{label}: 'languages' must name at least one language")
-    resolved: list[str] = []
-    for item in expand_all(str(item) for item in items):
-        try:
-            language = strict_language(str(item))
-        except ValueError as err:
-            raise VoiceConfigError(f"{label}: {err}") from None
-        if language is None:
-            raise VoiceConfigError(
-                f"{label}: language {item!r} is not usable for a voice; name a language "
-                "such as en, zh, de or English"
-            )
-        if language not in resolved:
-            resolved.append(language)
-    return tuple(resolved)
+    try:
+        return parse_languages(expand_all(str(item) for item in items))
+    except ValueError as err:
+        raise VoiceConfigError(f"{label}: {err}") from None
 
 
 def _parse_speed(value: Any, label: str) -> float | None:
@@ -153,7 +145,7 @@ def parse_preset(entry: Any, *, source: str, index: int, base_dir: Path | None) 
     raw_languages = entry.get("languages", entry.get("language"))
     if raw_languages is None:
         raise VoiceConfigError(f"{label}: 'languages' is required (for example [en])")
-    languages = _parse_languages(raw_languages, label)
+    languages, variant = _parse_languages(raw_languages, label)
     description = _parse_text(entry.get("description"), "description", label) or name
     instruct = _parse_text(entry.get("instruct"), "instruct", label)
     speed = _parse_speed(entry.get("speed"), label)
@@ -199,6 +191,7 @@ def parse_preset(entry: Any, *, source: str, index: int, base_dir: Path | None) 
             name=name, description=description, languages=languages, instruct=instruct,
             speed=speed, anchor=False, normalize_text=normalize,
             clone=CloneReference(assert_path.resolve(), ref_text), source=source,
+            variant=variant,
         )
 
     if "reference_text" in entry or "reference_text_file" in entry:
@@ -220,6 +213,7 @@ def parse_preset(entry: Any, *, source: str, index: int, base_dir: Path | None) 
         name=name, description=description, languages=languages, instruct=instruct,
         speed=speed, anchor=bool(anchor), anchor_text=anchor_text, normalize_text=normalize,
         source=source, per_language=bool(per_language), anchor_file=anchor_file,
+        variant=variant,
     )
 
 
@@ -238,14 +232,14 @@ def _parse_anchor_file(value: Any, label: str, base_dir: Path | None) -> Path | 
 
 
 def _parse_voice_languages(value: Any, source: str, problems: list[VoiceProblem] | None
-                           ) -> dict[str, tuple[str, ...]]:
+                           ) -> dict[str, VoiceLanguages]:
     """The ``voice_languages`` mapping: preset name -> its languages (see voice_templates)."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise VoiceConfigError(f"{source}: 'voice_languages' must map voice names to language "
                                "lists, e.g. 'child: [en, de]'")
-    overrides: dict[str, tuple[str, ...]] = {}
+    overrides: dict[str, VoiceLanguages] = {}
     for name, languages in value.items():
         try:
             overrides[str(name)] = _parse_languages(
@@ -259,7 +253,7 @@ def _parse_voice_languages(value: Any, source: str, problems: list[VoiceProblem]
 
 def parse_voices_document(document: Any, *, source: str, base_dir: Path | None = None,
                           problems: list[VoiceProblem] | None = None,
-                          language_overrides: dict[str, tuple[str, ...]] | None = None
+                          language_overrides: dict[str, VoiceLanguages] | None = None
                           ) -> list[VoicePreset]:
     """Parse a loaded YAML document: a mapping with ``voices: [...]`` (and optionally
     ``voice_languages``, added to ``language_overrides``) or a bare list.
@@ -310,7 +304,7 @@ def _usable_name(entry: Any) -> str | None:
 
 
 def load_voices_file(path: Path, problems: list[VoiceProblem] | None = None,
-                     language_overrides: dict[str, tuple[str, ...]] | None = None
+                     language_overrides: dict[str, VoiceLanguages] | None = None
                      ) -> list[VoicePreset]:
     """Read and validate a user voices file (see :func:`parse_voices_document`).
 
@@ -360,7 +354,7 @@ def build_catalog(voices_file: Path | None = None, extra: Iterable[VoicePreset] 
     With ``problems``, bad entries of the user's file are reported there and skipped.
     """
     catalog = VoiceCatalog(load_builtin_voices()).merged(extra)
-    overrides: dict[str, tuple[str, ...]] = {}
+    overrides: dict[str, VoiceLanguages] = {}
     if voices_file is not None:
         catalog = catalog.merged(load_voices_file(voices_file, problems, overrides))
     for name in unknown_overrides(catalog, overrides):

@@ -17,7 +17,8 @@ variants* (:data:`REGIONAL_VARIANTS`): its per-language voices are served once p
 variant (``pt-female`` for Portugal, ``pt-BR-female`` for Brazil), each listing only its
 variant's tags, because Home Assistant sends the voice but never the pipeline's language:
 the voice is all that tells the server how to read. Other voices of the language (a
-cloned or a written-out voice) list every tag of the language.
+cloned or a written-out voice) list every tag of the language, unless their languages
+name a variant (``languages: [pt-BR]``, :mod:`.language_list`).
 """
 
 from __future__ import annotations

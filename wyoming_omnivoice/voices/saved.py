@@ -11,6 +11,9 @@ into the places it reads:
   (read like ``--voices-file``) whose ``anchor_file`` is the picked take's anchor
   (``<data-dir>/studio/anchors/<name>.npz``, :mod:`.pinned`). Both are written atomically.
 
+Both write a voice's languages with its regional variant's tag (``languages: [pt-BR]``,
+:mod:`.language_list`), so a Brazilian voice still reads the Brazilian way once read back.
+
 Names are checked with :func:`.names.check_voice_name` before they reach a path (one path
 component: never outside the data dir). Methods block (file I/O): call them off the event
 loop; a lock keeps two saves from interleaving.
@@ -22,7 +25,6 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ from wyoming_omnivoice.voices import cloned
 from wyoming_omnivoice.voices.anchors import Anchor
 from wyoming_omnivoice.voices.catalog import VoicePreset
 from wyoming_omnivoice.voices.config import VoiceConfigError, parse_preset
+from wyoming_omnivoice.voices.language_list import VoiceLanguages
 from wyoming_omnivoice.voices.names import check_voice_name
 from wyoming_omnivoice.voices.pinned import save_pinned_anchor
 
@@ -108,7 +111,7 @@ class SavedVoices:
 
     # ---- designed voices -----------------------------------------------------------
 
-    def save_designed(self, name: str, description: str, languages: Sequence[str],
+    def save_designed(self, name: str, description: str, languages: VoiceLanguages,
                       instruct: str | None, speed: float | None, anchor: Anchor,
                       made_with: str = "") -> VoicePreset:
         check_voice_name(name)
@@ -117,7 +120,7 @@ class SavedVoices:
             anchor_path = self.anchors_dir / f"{name}.npz"
             save_pinned_anchor(anchor_path, anchor, made_with)
             entry: dict[str, Any] = {"name": name, "description": description,
-                                     "languages": list(languages)}
+                                     "languages": languages.written()}
             if instruct:
                 entry["instruct"] = instruct
             if speed is not None:
@@ -137,7 +140,7 @@ class SavedVoices:
 
     # ---- cloned voices -------------------------------------------------------------
 
-    def save_cloned(self, name: str, description: str, languages: Sequence[str],
+    def save_cloned(self, name: str, description: str, languages: VoiceLanguages,
                     recording: Recording, transcript: str) -> VoicePreset:
         from wyoming_omnivoice.voices.assets import preset_from_spec
 
@@ -160,8 +163,8 @@ class SavedVoices:
                                                              voices_root=self.voices_dir))
 
     @staticmethod
-    def _write_meta(folder: Path, description: str, languages: Sequence[str]) -> None:
-        meta = {"description": description, "languages": list(languages)}
+    def _write_meta(folder: Path, description: str, languages: VoiceLanguages) -> None:
+        meta = {"description": description, "languages": languages.written()}
         with atomic_write(folder / cloned.META_NAME, "w", encoding="utf-8") as handle:
             handle.write(yaml.safe_dump(meta, allow_unicode=True, sort_keys=False))
 
@@ -176,8 +179,9 @@ class SavedVoices:
 
     # ---- edit and delete -----------------------------------------------------------
 
-    def update(self, name: str, description: str, languages: Sequence[str]) -> VoicePreset:
-        """New description and languages; the voice's sound is unchanged."""
+    def update(self, name: str, description: str, languages: VoiceLanguages) -> VoicePreset:
+        """New description and languages (with their regional variant); the voice's sound
+        is unchanged."""
         from wyoming_omnivoice.voices.assets import preset_from_spec
 
         with self._lock:
@@ -188,7 +192,7 @@ class SavedVoices:
                     if entry.get("name") == name:
                         entry["description"] = description
                         entry.pop("language", None)
-                        entry["languages"] = list(languages)
+                        entry["languages"] = languages.written()
                         preset = self._preset(entry)
                 self._write_entries(entries)
                 return preset

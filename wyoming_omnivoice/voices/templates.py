@@ -29,6 +29,7 @@ from typing import Any
 
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 from wyoming_omnivoice.voices.ha_languages import ha_language_ids, variants_of
+from wyoming_omnivoice.voices.language_list import VoiceLanguages
 
 #: The word for "every Home Assistant language" in a ``languages`` list.
 ALL = "all"
@@ -77,13 +78,15 @@ def expand(catalog: VoiceCatalog) -> VoiceCatalog:
 
 
 def apply_language_overrides(catalog: VoiceCatalog,
-                             overrides: Mapping[str, tuple[str, ...]]) -> VoiceCatalog:
-    """Presets named in ``overrides`` with their languages replaced (before :func:`expand`).
-    A name that is no preset is ignored here (the caller reports it)."""
+                             overrides: Mapping[str, VoiceLanguages]) -> VoiceCatalog:
+    """Presets named in ``overrides`` with their languages (and regional variant: ``[pt-BR]``)
+    replaced (before :func:`expand`). A name that is no preset is ignored here (the caller
+    reports it)."""
     if not overrides:
         return catalog
     return VoiceCatalog(
-        replace(preset, languages=overrides[preset.name]) if preset.name in overrides
+        replace(preset, languages=overrides[preset.name].languages,
+                variant=overrides[preset.name].variant) if preset.name in overrides
         else preset
         for preset in catalog
     )

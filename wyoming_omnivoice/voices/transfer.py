@@ -7,6 +7,11 @@ server speaks the same person without building an anchor of its own. A cloned vo
 carries its reference recording as sent (WAV, FLAC or OGG, base64) and transcript; the
 importing server encodes it (the same model gives the same codes).
 
+``languages`` holds engine ids (``["pt", "en"]``); a voice of a regional variant adds
+``"variant": "pt-BR"`` (how it reads and which tags it lists), so a server that predates
+the field still imports the file (reading the plain language's way) and no version bump
+was needed. ``languages`` may also name the variant itself (``["pt-BR"]``).
+
 :func:`parse_voice_file` checks everything before anything is written: a bad file is one
 ``ValueError`` saying what is wrong.
 """
@@ -20,9 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from wyoming_omnivoice.engine import NUM_CODEBOOKS, strict_language
+from wyoming_omnivoice.engine import NUM_CODEBOOKS
 from wyoming_omnivoice.voices.anchors import Anchor
 from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.voices.ha_languages import variant_tags
+from wyoming_omnivoice.voices.language_list import VoiceLanguages, parse_languages
 from wyoming_omnivoice.voices.names import check_voice_name
 from wyoming_omnivoice.voices.pinned import check_anchor_codes, check_anchor_text
 from wyoming_omnivoice.voices.saved import Recording
@@ -39,7 +46,7 @@ class VoiceFile:
 
     name: str
     description: str
-    languages: tuple[str, ...]
+    languages: VoiceLanguages
     instruct: str | None = None
     speed: float | None = None
     anchor: Anchor | None = None
@@ -58,6 +65,8 @@ def export_voice(preset: VoicePreset, anchor: Anchor | None,
         "format": FORMAT, "version": FORMAT_VERSION, "name": preset.name,
         "description": preset.description, "languages": list(preset.languages),
     }
+    if preset.variant is not None:  # a reader of version 1 without it reads the plain id
+        document["variant"] = preset.variant
     if preset.speed is not None:
         document["speed"] = preset.speed
     if preset.is_cloned:
@@ -110,7 +119,8 @@ def parse_voice_file(document: Any, *, max_audio_bytes: int,
     description = _field(document, "description", str).strip() or name
     if len(description) > MAX_DESCRIPTION:
         raise ValueError(f"the voice file: the description is over {MAX_DESCRIPTION} characters")
-    languages = check_languages(_field(document, "languages", list))
+    languages = check_languages(_field(document, "languages", list),
+                                document.get("variant"))
     speed = document.get("speed")
     if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int | float)
                               or not 0.25 <= float(speed) <= 4.0):
@@ -152,17 +162,17 @@ def parse_voice_file(document: Any, *, max_audio_bytes: int,
     raise ValueError("the voice file: 'kind' must be \"designed\" or \"cloned\"")
 
 
-def check_languages(values: list[Any]) -> tuple[str, ...]:
-    """Language ids or names -> the engine's ids (order kept); ValueError for a bad one."""
+def check_languages(values: list[Any], variant: Any = None) -> VoiceLanguages:
+    """Language ids, names or a regional variant's tag (``pt-BR``) -> the engine's ids
+    (order kept) and the variant; ``variant`` (the file's own field) names it apart from
+    the ids. ValueError for a bad one."""
     if not values or len(values) > 64:
         raise ValueError("Give 1 to 64 languages")
-    languages: list[str] = []
-    for value in values:
-        if not isinstance(value, str):
-            raise ValueError(f"Language {value!r} must be text")
-        language = strict_language(value)
-        if language is None:
-            raise ValueError(f"Language {value!r} is not one OmniVoice speaks")
-        if language not in languages:
-            languages.append(language)
-    return tuple(languages)
+    languages = parse_languages(values)
+    if variant is None:
+        return languages
+    if not isinstance(variant, str) or languages.variant not in (None, variant) or not any(
+            variant_tags(language, variant) is not None for language in languages.languages):
+        raise ValueError(f"the voice file: 'variant' {str(variant)[:20]!r} is not a regional "
+                         "variant of its languages (such as pt-BR for pt)")
+    return VoiceLanguages(languages.languages, variant)

@@ -1,5 +1,6 @@
 """The design controls of the studio: the engine's instruct vocabulary as choices, the
-languages the server advertises, and a sample sentence per language.
+languages the server advertises (with the regional variants a voice can read: ``pt-BR``),
+and a sample sentence per language.
 
 The controls offer only what upstream accepts: at most one item per category (gender, age,
 pitch, style, accent, dialect), an English accent only for English speech and a Chinese
@@ -14,7 +15,8 @@ from typing import Any
 from wyoming_omnivoice.engine import instruct_vocabulary, language_info, normalize_instruct
 from wyoming_omnivoice.voices.anchor_texts import anchor_text
 from wyoming_omnivoice.voices.catalog import VoiceCatalog
-from wyoming_omnivoice.voices.ha_languages import tags_for
+from wyoming_omnivoice.voices.ha_languages import tags_for, variant_tags, variants_of
+from wyoming_omnivoice.voices.language_list import written_tag
 
 LABELS = {"gender": "Gender", "age": "Age", "pitch": "Pitch", "style": "Style",
           "accent": "English accent", "dialect": "Chinese dialect"}
@@ -35,6 +37,7 @@ SAMPLES = {
     "it": "Le luci del soggiorno sono accese e dentro ci sono 21 gradi.",
     "nl": "De lampen in de woonkamer zijn aan en het is binnen 21 graden.",
     "pt": "As luzes da sala estão acesas e estão 21 graus lá dentro.",
+    "pt-BR": "As luzes da sala estão acesas e está fazendo 21 graus lá dentro.",
     "pl": "Światła w salonie są włączone, a w środku jest 21 stopni.",
     "sv": "Lamporna i vardagsrummet är tända och det är 21 grader inne.",
     "da": "Lyset i stuen er tændt, og der er 21 grader indenfor.",
@@ -51,8 +54,12 @@ SAMPLES = {
 }
 
 
-def sample_text(language: str) -> str:
-    return SAMPLES.get(language) or anchor_text(language)
+#: The region a regional variant's tag names, for its row in the language list.
+REGIONS = {"BR": "Brazil", "PT": "Portugal"}
+
+
+def sample_text(language: str, tag: str | None = None) -> str:
+    return SAMPLES.get(tag or language) or SAMPLES.get(language) or anchor_text(language)
 
 
 def vocabulary() -> dict[str, Any]:
@@ -69,15 +76,25 @@ def vocabulary() -> dict[str, Any]:
 
 
 def languages(catalog: VoiceCatalog) -> list[dict[str, Any]]:
-    """Every language a voice of the catalogue speaks, English first, then by name."""
+    """Every language a voice of the catalogue speaks, English first, then by name; a
+    language with regional variants also once per variant's tag (``pt-BR``: a voice that
+    reads the Brazilian way and is offered to Brazilian pipelines, ``pt-PT``)."""
     ids: list[str] = []
     for preset in catalog:
         ids.extend(language for language in preset.languages if language not in ids)
     rows = []
     for language in ids:
         info = language_info(language)
-        rows.append({"id": language, "name": info.name if info is not None else language,
-                     "tags": list(tags_for(language) or ()), "sample": sample_text(language)})
+        name = info.name if info is not None else language
+        rows.append({"id": language, "name": name, "tags": list(tags_for(language) or ()),
+                     "sample": sample_text(language)})
+        for variant in variants_of(language):
+            tag = written_tag(language, variant)
+            if tag != language:
+                region = REGIONS.get(tag.rpartition("-")[2], tag)
+                rows.append({"id": tag, "name": f"{name} ({region})",
+                             "tags": list(variant_tags(language, variant) or ()),
+                             "sample": sample_text(language, tag)})
     rows.sort(key=lambda row: (row["id"] != "en", row["name"]))
     return rows
 

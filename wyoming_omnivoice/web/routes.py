@@ -14,9 +14,9 @@ from typing import Any
 from aiohttp import BodyPartReader, web
 
 from wyoming_omnivoice import __version__
-from wyoming_omnivoice.engine import strict_language
 from wyoming_omnivoice.speech.service import VoiceWish
 from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.voices.language_list import VoiceLanguages, parse_languages
 from wyoming_omnivoice.web import design as design_controls
 from wyoming_omnivoice.web.audio_files import FORMATS, encode_audio
 from wyoming_omnivoice.web.errors import ApiError, bad_request
@@ -43,20 +43,21 @@ async def json_body(request: web.Request) -> dict[str, Any]:
     return body
 
 
-def _language(value: Any) -> str:
+def _language(value: Any) -> VoiceLanguages:
+    """The one language a take speaks: an id, a name or a regional variant's tag (``pt-BR``)."""
+    if not isinstance(value, str):
+        raise bad_request("bad_language", "Pick the language the voice speaks")
     try:
-        language = strict_language(value) if isinstance(value, str) else None
+        return parse_languages([value])
     except ValueError as err:
         raise bad_request("bad_language", str(err)) from None
-    if language is None:
-        raise bad_request("bad_language", "Pick the language the voice speaks")
-    return language
 
 
 def voice_json(preset: VoicePreset, studio: Studio) -> dict[str, Any]:
     kind = studio.saved.kind_of(preset.name)
     return {"name": preset.name, "description": preset.description,
-            "languages": list(preset.languages), "instruct": preset.instruct,
+            "languages": VoiceLanguages(preset.languages, preset.variant).written(),
+            "variant": preset.variant, "instruct": preset.instruct,
             "kind": "cloned" if preset.is_cloned else "designed",
             "pinned": preset.anchor_file is not None, "editable": kind is not None,
             "source": preset.source}
@@ -65,7 +66,7 @@ def voice_json(preset: VoicePreset, studio: Studio) -> dict[str, Any]:
 def take_json(take: Any) -> dict[str, Any]:
     reference = take.reference
     return {"id": take.id, "kind": take.kind, "seed": take.seed,
-            "instruct": take.design.instruct, "language": take.design.language,
+            "instruct": take.design.instruct, "language": take.design.tag,
             "seconds": round(int(reference.codes.shape[1]) / 25, 2)}
 
 
@@ -98,7 +99,7 @@ async def get_voices(request: web.Request) -> web.Response:
 
 async def post_take(request: web.Request) -> web.Response:
     body = await json_body(request)
-    language = _language(body.get("language"))
+    (language,), variant = _language(body.get("language"))
     speed = body.get("speed")
     if speed is not None and (isinstance(speed, bool) or not isinstance(speed, int | float)
                               or not 0.5 <= float(speed) <= 2.0):
@@ -108,7 +109,7 @@ async def post_take(request: web.Request) -> web.Response:
     except ValueError as err:
         raise bad_request("bad_design", str(err)) from None
     speed_value = None if speed is None or float(speed) == 1.0 else float(speed)
-    take = await _studio(request).design_take(Design(instruct, language, speed_value),
+    take = await _studio(request).design_take(Design(instruct, language, speed_value, variant),
                                               another=bool(body.get("another")))
     return web.json_response({"take": take_json(take)}, status=201)
 
@@ -137,8 +138,8 @@ async def post_clone(request: web.Request) -> web.Response:
             fields[part.name] = (await part.text())[:10000]
     if not audio:
         raise bad_request("recording_required", "Add a recording (WAV, FLAC or OGG)")
-    take = await studio.clone_take(audio, fields.get("transcript"),
-                                   _language(fields.get("language", "en")))
+    (language,), variant = _language(fields.get("language", "en"))
+    take = await studio.clone_take(audio, fields.get("transcript"), language, variant)
     return web.json_response({"take": take_json(take)}, status=201)
 
 

@@ -23,6 +23,7 @@ from wyoming_omnivoice.voices import cloned
 from wyoming_omnivoice.voices.anchors import ANCHOR_SEED, Anchor, anchor_text_for
 from wyoming_omnivoice.voices.assets import CLONE_PROMPT_CACHE
 from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.voices.language_list import VoiceLanguages
 from wyoming_omnivoice.voices.names import check_voice_name
 from wyoming_omnivoice.voices.saved import Recording, SavedVoiceError, SavedVoices
 from wyoming_omnivoice.voices.transfer import (
@@ -146,7 +147,8 @@ class Studio:
                 raise bad_request("bad_design", str(err)) from None
         return self.takes.add(Take(self.takes.new_id(), design, seed=seed, anchor=anchor))
 
-    async def clone_take(self, data: bytes, transcript: Any, language: str) -> Take:
+    async def clone_take(self, data: bytes, transcript: Any, language: str,
+                         variant: str | None = None) -> Take:
         if not isinstance(transcript, str) or not transcript.strip():
             raise bad_request("transcript_required", "Type the exact words spoken in the "
                               f"recording. {NO_TRANSCRIPT_HINT}")
@@ -156,8 +158,9 @@ class Studio:
                               f"characters; the limit is {MAX_TRANSCRIPT} (transcript limit)")
         kind, samples, sample_rate = await decode_upload(data, self.limits)
         prompt = await self._encode(samples, sample_rate, transcript)
-        return self.takes.add(Take(self.takes.new_id(), Design(None, language), prompt=prompt,
-                                   recording=Recording(data, kind), transcript=transcript))
+        return self.takes.add(Take(self.takes.new_id(), Design(None, language, variant=variant),
+                                   prompt=prompt, recording=Recording(data, kind),
+                                   transcript=transcript))
 
     async def _encode(self, samples: Audio, sample_rate: int, transcript: str) -> VoicePrompt:
         def encode(engine: Engine) -> VoicePrompt:
@@ -189,20 +192,22 @@ class Studio:
         return str(" ".join(value.split())) or name
 
     @staticmethod
-    def _languages(values: Any, first: str | None = None) -> tuple[str, ...]:
+    def _languages(values: Any, take: Design | None = None) -> VoiceLanguages:
+        """The languages given (ids, names, a regional variant's tag such as ``pt-BR``); with
+        a take, its language first and, when they name no variant, the take's variant."""
         if values is None:
-            values = [first] if first else []
+            values = [take.tag] if take is not None else []
         if not isinstance(values, list):
             raise bad_request("bad_languages", "'languages' must be a list such as [\"en\"]")
         try:
-            languages = check_languages(values)
+            languages, variant = check_languages(values)
         except ValueError as err:
             raise bad_request("bad_languages", str(err)) from None
-        if first is not None and first in languages:  # the take's language stays the main one
-            languages = (first, *(language for language in languages if language != first))
-        elif first is not None:
-            languages = (first, *languages)
-        return languages
+        if take is None:
+            return VoiceLanguages(languages, variant)
+        first = take.language  # the take's language stays the main one
+        ordered = (first, *(language for language in languages if language != first))
+        return VoiceLanguages(ordered, variant if variant is not None else take.variant)
 
     async def save(self, take_id: Any, name: Any, description: Any, languages: Any
                    ) -> VoicePreset:
@@ -210,7 +215,7 @@ class Studio:
         async with self._writes:
             name = self._check_new_name(name)
             description = self._description(description, name)
-            langs = self._languages(languages, take.design.language)
+            langs = self._languages(languages, take.design)
             if take.prompt is not None:
                 assert take.recording is not None and take.transcript is not None
                 return await self._keep_clone(name, description, langs, take.recording,
@@ -219,7 +224,7 @@ class Studio:
             return await self._keep_design(name, description, langs, take.design.instruct,
                                            take.design.speed, take.anchor)
 
-    async def _keep_design(self, name: str, description: str, languages: tuple[str, ...],
+    async def _keep_design(self, name: str, description: str, languages: VoiceLanguages,
                            instruct: str | None, speed: float | None, anchor: Anchor
                            ) -> VoicePreset:
         made_with = anchor.made_with or f"steps={self.speech.options.num_step}"
@@ -228,7 +233,7 @@ class Studio:
         self.speech.add_voices([preset], anchors={name: anchor})
         return preset
 
-    async def _keep_clone(self, name: str, description: str, languages: tuple[str, ...],
+    async def _keep_clone(self, name: str, description: str, languages: VoiceLanguages,
                           recording: Recording, transcript: str, prompt: VoicePrompt
                           ) -> VoicePreset:
         preset = await self._saving(self.saved.save_cloned, name, description, languages,
@@ -261,8 +266,9 @@ class Studio:
             preset = self._editable(name)
             description = self._description(
                 description if description is not None else preset.description, name)
-            langs = self._languages(languages if languages is not None
-                                    else list(preset.languages))
+            langs = self._languages(
+                languages if languages is not None
+                else VoiceLanguages(preset.languages, preset.variant).written())
             preset = await self._saving(self.saved.update, name, description, langs)
             self.speech.add_voices([preset])
             return preset

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from wyoming_omnivoice.voices.anchors import Anchor
 from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.voices.language_list import written_tag
 from wyoming_omnivoice.voices.saved import Recording
 
 if TYPE_CHECKING:
@@ -29,11 +30,18 @@ DRAFT_NAME = "studio-draft"
 
 @dataclass(frozen=True)
 class Design:
-    """A designed voice before it has a name: instruct, language and speed."""
+    """A designed voice before it has a name: instruct, language and speed (a cloned take's
+    too: its language). ``variant``: the language's regional variant it reads (``pt-BR``)."""
 
     instruct: str | None
     language: str
     speed: float | None = None
+    variant: str | None = None
+
+    @property
+    def tag(self) -> str:
+        """The language as the studio shows it (``pt-BR`` for a Brazilian take)."""
+        return written_tag(self.language, self.variant)
 
     def preset(self, name: str | None = None) -> VoicePreset:
         """The preset a saved voice of this design would be (its name decides the seed of
@@ -42,7 +50,7 @@ class Design:
         # not build one for a draft.
         return VoicePreset(name=name or DRAFT_NAME, description="", languages=(self.language,),
                            instruct=self.instruct, speed=self.speed, anchor=False,
-                           source="voice studio")
+                           source="voice studio", variant=self.variant)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,222 @@
+"""One admitted request of the speech service: a :class:`Speech` and its pieces.
+
+A :class:`Speech` (made by :meth:`.service.SpeechService.admit`) holds a request's voice,
+its slot and its pieces: each piece of text is an :class:`AudioPiece` (:meth:`Speech.say`,
+:meth:`Speech.say_sentence`, or sentence by sentence from streamed text:
+:meth:`Speech.add_text`, :meth:`Speech.finish_text`) whose task the service runs
+(:meth:`.service.SpeechService.produce`): the pieces of one request are decoded in order.
+How much text each piece speaks is paced (:meth:`Speech.plan`, :mod:`.pacing`); a piece
+whose text an earlier one speaks is *absorbed* (its audio is empty).
+:meth:`Speech.close` frees the slot; :meth:`Speech.cancel` drops what is still pending.
+
+Everything here runs on the event loop thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Protocol
+
+import numpy as np
+
+from wyoming_omnivoice.speech.admission import Demand, RequestSlots
+from wyoming_omnivoice.speech.pacing import (
+    PlannedPiece,
+    PlayClock,
+    Unit,
+    audio_seconds,
+    joined_frames,
+    piece_frames,
+    plan_piece,
+    units_of,
+)
+from wyoming_omnivoice.speech.requests import Override, SpeechSettings
+from wyoming_omnivoice.speech.text_thread import TextThread
+from wyoming_omnivoice.speech.worker import InferenceWorker
+from wyoming_omnivoice.text.prepare import feed, prepare_streamed_sentence
+from wyoming_omnivoice.text.sentences import SentenceSplitter
+from wyoming_omnivoice.voices.catalog import VoicePreset
+
+_LOGGER = logging.getLogger(__name__)
+
+Audio = np.ndarray[Any, np.dtype[np.float32]]
+
+
+class PieceService(Protocol):
+    """What a :class:`Speech` needs of its service (:class:`.service.SpeechService`)."""
+
+    @property
+    def settings(self) -> SpeechSettings: ...
+    @property
+    def slots(self) -> RequestSlots: ...
+    @property
+    def demand(self) -> Demand: ...
+    @property
+    def text(self) -> TextThread: ...
+    @property
+    def worker(self) -> InferenceWorker: ...
+
+    def check_length(self, length: int, *, streamed: bool = False) -> None: ...
+
+    async def produce(self, speech: Speech, piece: AudioPiece,
+                      previous: asyncio.Future[None] | None,
+                      started: asyncio.Future[None]) -> Audio: ...
+
+
+class AudioPiece:
+    """One piece of text of a request (a clause or a sentence) and the task that makes its
+    audio."""
+
+    def __init__(self, unit: Unit, *, starts_sentence: bool = True) -> None:
+        self.unit = unit
+        self.text = unit.text
+        #: The first / last piece of its sentence (a stream's audio cycle).
+        self.starts_sentence = starts_sentence
+        self.ends_sentence = unit.ends_sentence
+        self.task: asyncio.Task[Audio]  # set by Speech._say, which makes it
+        #: An earlier piece speaks this one's text (its audio is empty).
+        self.absorbed = False
+        #: How many pieces this one speaks (itself and the absorbed ones after it).
+        self.run = 1
+
+    async def audio(self) -> Audio:
+        return await self.task
+
+
+class Speech:
+    """One admitted request (a one-shot text or a stream): its pieces, in order."""
+
+    def __init__(self, service: PieceService, voice: VoicePreset, *, ssml: bool,
+                 streamed: bool, override: Override | None = None,
+                 clock: PlayClock | None = None, language: str | None = None) -> None:
+        self._service = service
+        #: When the client runs out of audio (None: not paced, e.g. a whole-text request).
+        self.clock = clock
+        #: What the pacing predicted for the piece the worker took last.
+        self.planned: PlannedPiece | None = None
+        #: Pieces handed over but not yet planned, in order.
+        self._waiting: list[AudioPiece] = []
+        self.voice = voice
+        #: The language tag the request named, if any (the request builder reads with it).
+        self.language = language
+        self.override = override
+        self.ssml = ssml
+        self.streamed = streamed
+        #: Characters received so far (streams are bounded by --max-text-length too).
+        self.text_length = 0
+        self.active = True
+        self._closed = False
+        self._last_started: asyncio.Future[None] | None = None
+        self._tasks: set[asyncio.Task[Audio]] = set()
+        self._splitter = SentenceSplitter(first_clause=service.settings.first_clause)
+
+    @property
+    def spoke(self) -> bool:
+        """At least one piece was handed over."""
+        return self._last_started is not None
+
+    @property
+    def busy(self) -> bool:
+        """A piece is still being made."""
+        return any(not task.done() for task in self._tasks)
+
+    def say(self, text: str) -> AudioPiece:
+        """Speak ``text`` (prepared already) after the pieces before it, as one piece that
+        ends a sentence (the pacing may still let it speak what follows)."""
+        return self._say(Unit(text, True, piece_frames(text)))
+
+    def say_sentence(self, text: str) -> list[AudioPiece]:
+        """Speak one sentence (prepared already) as its clauses: pieces the pacing joins
+        again into whole sentences whenever this host is fast enough."""
+        units = units_of(text)
+        return [self._say(unit, starts_sentence=index == 0) for index, unit in
+                enumerate(units)]
+
+    def _say(self, unit: Unit, *, starts_sentence: bool = True) -> AudioPiece:
+        service = self._service
+        loop = asyncio.get_running_loop()
+        previous = self._last_started
+        started: asyncio.Future[None] = loop.create_future()
+        self._last_started = started
+        piece = AudioPiece(unit, starts_sentence=starts_sentence)
+        self._waiting.append(piece)
+        service.demand.enter(self)
+        piece.task = loop.create_task(service.produce(self, piece, previous, started))
+        self._tasks.add(piece.task)
+        piece.task.add_done_callback(self._piece_done)
+        return piece
+
+    def plan(self, piece: AudioPiece) -> tuple[str, PlannedPiece]:
+        """The text ``piece`` speaks: its own and the waiting pieces after it that this host
+        decodes before the client runs out of audio (:func:`.pacing.plan_piece`)."""
+        queued = self._waiting
+        waiting = queued[queued.index(piece):] if piece in queued else [piece]
+        now = time.monotonic()
+        if self.clock is None:
+            budget = None if self.planned is None else float("inf")
+        else:
+            budget = None if self.planned is None else \
+                self.planned.budget(now, self.clock.runs_out)
+        speed = self._service.worker.speed
+        count = plan_piece([p.unit for p in waiting], budget, speed)
+        taken = waiting[:count]
+        for other in taken[1:]:
+            other.absorbed = True
+        piece.run = count
+        self._waiting = [p for p in queued if p not in taken]
+        text = " ".join(p.text for p in taken)
+        frames = joined_frames([p.unit for p in taken])
+        predicted = PlannedPiece(started=now, decode_s=speed.predict(frames),
+                                 audio_s=audio_seconds(text))
+        _LOGGER.debug("Pacing: a piece of %d unit(s), %d frames, predicted decode %.2f s, "
+                      "budget %s", count, frames, predicted.decode_s,
+                      "(first piece)" if budget is None else f"{budget:.2f} s")
+        return text, predicted
+
+    async def add_text(self, chunk: str) -> list[AudioPiece]:
+        """Streamed text: the pieces of the sentences it completes (``text-too-long`` past
+        the limit, counted over the whole stream)."""
+        self.text_length += len(chunk)
+        self._service.check_length(self.text_length, streamed=True)
+        sentences = await self._service.text.prepare(len(chunk), feed, self._splitter, chunk)
+        if not self.active:
+            return []
+        return self._say_sentences(sentences)
+
+    def finish_text(self) -> list[AudioPiece]:
+        """The end of streamed text: the pieces of what is left."""
+        return self._say_sentences(self._splitter.finish())
+
+    def _say_sentences(self, sentences: list[str]) -> list[AudioPiece]:
+        pieces = []
+        for sentence in sentences:
+            text = prepare_streamed_sentence(sentence, ssml=self.ssml)
+            if text is not None:
+                pieces += self.say_sentence(text)
+        return pieces
+
+    def _piece_done(self, task: asyncio.Task[Audio]) -> None:
+        self._tasks.discard(task)
+        self._service.demand.leave(self)
+        if not task.cancelled():
+            task.exception()  # retrieved here; whoever awaits the piece reports it
+
+    def stop(self) -> None:
+        """No further pieces are submitted (the request failed); running ones finish."""
+        self.active = False
+
+    def cancel(self) -> int:
+        """Stop and cancel every piece still pending; how many were cancelled."""
+        self.active = False
+        pending = [task for task in self._tasks if not task.done() and not task.cancelling()]
+        for task in pending:
+            task.cancel()
+        return len(pending)
+
+    def close(self) -> None:
+        """The request is over: its slot is free (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self._service.slots.release(self)
