@@ -2,6 +2,7 @@
 
     python -m benchmarks.replies                               # real-size random model
     python -m benchmarks.replies --model-dir DIR --base REV --rounds 2 --replies done,three
+    python -m benchmarks.replies --also prefix-4=--prefix-cache,4      # one more server
 
 Starts real servers on loopback with the CPU defaults (int8, 16 steps): this checkout with
 the gap guard on (``--max-gap 2``), the same with it off (``--max-gap 0``), and the code of
@@ -209,6 +210,10 @@ def run(args: argparse.Namespace) -> None:
             make_server("guard-2s", REPO, args.model_dir, data_dir, work, "--max-gap", "2"),
             make_server("guard-off", REPO, args.model_dir, data_dir, work, "--max-gap", "0"),
         ]
+        for extra in args.also:  # NAME=ARG,ARG,...: this checkout with more flags
+            name, _, flags = extra.partition("=")
+            servers.append(make_server(name, REPO, args.model_dir, data_dir, work,
+                                       *flags.split(",")))
         try:
             for server in servers:  # one at a time: start-up is CPU work
                 began = time.monotonic()
@@ -279,6 +284,9 @@ def main() -> None:
     parser.add_argument("--replies", default=",".join(REPLIES))
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="keep the logs and data dir")
+    parser.add_argument("--also", action="append", default=[], metavar="NAME=ARG,ARG",
+                        help="one more server of this checkout with these flags, e.g. "
+                             "prefix-4=--prefix-cache,4 (repeatable)")
     run(parser.parse_args())
 
 
