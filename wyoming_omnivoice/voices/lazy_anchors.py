@@ -5,8 +5,9 @@ With a voice per preset and language (hundreds of designed voices), building eve
 at start-up would take hours on a CPU (20-55 s each at 16 steps, real model size). Only the
 default voice's anchor is built before the server is ready (its requests need it at once);
 the other voices of ``--preload-languages`` (default ``en``) are built right after, in the
-background, in batches on the inference worker's thread (the engine's only user while the
-server runs; requests go first between batches), with the usual progress line. The anchor
+background, in batches (of one anchor on a CPU, where a request would otherwise wait for a
+whole batch) on the inference worker's thread (the engine's only user while the server
+runs; requests go first between batches), with the usual progress line. The anchor
 of any other voice is loaded from the cache at start-up when it is there, else built the
 first time a request uses the voice. A request for a voice whose anchor is not built yet
 builds that one anchor (or waits for the batch that holds it), never all of them. Every
