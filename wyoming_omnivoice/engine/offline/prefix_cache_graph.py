@@ -33,7 +33,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from wyoming_omnivoice.engine.offline.rotary_table import POSITIONS, drop_unused_initializers
+from wyoming_omnivoice.engine.offline.rotary_table import (
+    POSITIONS,
+    drop_unused_initializers,
+    live_nodes,
+)
 
 POSITION_IDS = "position_ids"
 #: Graph inputs and outputs of each layer's cache (``.format(layer)``).
@@ -215,7 +219,7 @@ def prefix_cache_graph(model: onnx.ModelProto) -> int:
     outputs = {"hidden_states"} | {PRESENT_KEY.format(i) for i in range(len(layers))} \
         | {PRESENT_VALUE.format(i) for i in range(len(layers))}
     del graph.node[:]
-    graph.node.extend(_live(kept, outputs))
+    graph.node.extend(live_nodes(kept, outputs))
     graph.initializer.extend(inits)
     drop_unused_initializers(graph)
     del graph.value_info[:]  # stale shapes of the old cores; onnxruntime infers again
@@ -301,16 +305,6 @@ def _cached_attention(number: int, layer: _Layer) -> tuple[list[onnx.NodeProto],
                          name=f"{p}out_node"),
     ]
     return nodes, f"{p}out"
-
-
-def _live(nodes: list[onnx.NodeProto], outputs: set[str]) -> list[onnx.NodeProto]:
-    """``nodes`` without those whose outputs nothing reads (repeated until stable)."""
-    while True:
-        used = {name for node in nodes for name in node.input} | outputs
-        alive = [n for n in nodes if any(out in used for out in n.output)]
-        if len(alive) == len(nodes):
-            return alive
-        nodes = alive
 
 
 def _retype_io(graph: onnx.GraphProto, layers: int) -> None:

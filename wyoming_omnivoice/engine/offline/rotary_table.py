@@ -219,7 +219,7 @@ def tabulate_rotary(model: onnx.ModelProto, source_dir: Path | None = None,
         else:
             kept.append(node)
     del graph.node[:]
-    graph.node.extend(_live_nodes(kept, {o.name for o in graph.output}))
+    graph.node.extend(live_nodes(kept, {o.name for o in graph.output}))
     graph.initializer.extend(new_inits)
     drop_unused_initializers(graph)
     del graph.value_info[:]  # stale for the removed chain; onnxruntime infers again
@@ -228,7 +228,7 @@ def tabulate_rotary(model: onnx.ModelProto, source_dir: Path | None = None,
     return len(chains)
 
 
-def _live_nodes(nodes: list[onnx.NodeProto], outputs: set[str]) -> list[onnx.NodeProto]:
+def live_nodes(nodes: list[onnx.NodeProto], outputs: set[str]) -> list[onnx.NodeProto]:
     """``nodes`` without those whose outputs nothing reads (repeated until stable)."""
     while True:
         used = {name for node in nodes for name in node.input} | outputs
