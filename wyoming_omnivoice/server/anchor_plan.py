@@ -67,13 +67,17 @@ def _own_anonymous() -> int:
 def anchor_maker(choice: str, engine: Engine, options: DecodeOptions, model_dir: Path,
                  data_dir: Path, *, allow_tf32: bool = False,
                  room: MemoryRoom | None = None) -> AnchorMaker:
-    """The anchor maker of a server: ``choice`` is ``--canonical-anchors``."""
+    """The anchor maker of a server: ``choice`` is ``--canonical-anchors``.
+
+    On a CPU a batch of anchors costs about its anchors' time added up, and a request that
+    arrives meanwhile waits for the whole batch: every maker there builds one at a time."""
+    device = engine.device
+    one_at_a_time = 1 if device == "cpu" else None
     if choice == "never":
         return serving_maker(engine, options, allow_tf32=allow_tf32,
-                             fallback="--canonical-anchors never")
+                             fallback="--canonical-anchors never", max_batch=one_at_a_time)
     if engine.precision in ("fp32", "published") and not allow_tf32:
-        return serving_maker(engine, options)
-    device = engine.device
+        return serving_maker(engine, options, max_batch=one_at_a_time)
 
     def load() -> Engine:
         from wyoming_omnivoice import Engine
@@ -88,9 +92,9 @@ def anchor_maker(choice: str, engine: Engine, options: DecodeOptions, model_dir:
             left = room.available - _own_anonymous()
             if need > left:
                 return serving_maker(
-                    engine, options, fallback=(
+                    engine, options, max_batch=one_at_a_time, fallback=(
                         f"no room for the fp32 backbone of canonical anchors (it needs about "
                         f"{need / GB:.1f} GB more, this process has {max(0, left) / GB:.2f} "
                         f"GB left: {room.source})"))
     return serving_maker(engine, options, load_canonical=load, allow_tf32=allow_tf32,
-                         max_batch=1 if device == "cpu" else None)
+                         max_batch=one_at_a_time)

@@ -70,11 +70,8 @@ def start(config: Config) -> int:
                             guidance_scale=args.guidance_scale)
     maker = anchor_maker(args.canonical_anchors, engine, options, model_dir, data_dir,
                          allow_tf32=args.allow_tf32)
-    # On a CPU a batch costs about its anchors' time added up, and a request arriving
-    # meanwhile waits for the whole batch: background anchors are built one at a time there.
-    anchor_batch = 1 if engine.device == "cpu" else args.max_batch_size
     served, assets = prepare_voices(engine, catalog, args.voice, data_dir, options,
-                                    batch_size=anchor_batch, preload=args.preload_languages,
+                                    batch_size=args.max_batch_size, preload=args.preload_languages,
                                     maker=maker)
     timing.mark("anchors")
     failed_folders |= set(catalog.names) - set(served.names)

@@ -142,4 +142,4 @@ def serving_maker(engine: Engine, options: DecodeOptions, *,
                        load_canonical=None if exact else load_canonical,
                        fallback=fallback or f"the {engine.precision} backbone serves here and "
                        "no fp32 engine was offered for anchors",
-                       max_batch=None if exact else max_batch)
+                       max_batch=max_batch)
