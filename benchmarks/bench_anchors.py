@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.voices.anchors import ANCHOR_SEED, anchor_text_for
+from wyoming_omnivoice.anchors.cache import ANCHOR_SEED, anchor_text_for
 from wyoming_omnivoice.voices.config import build_catalog
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from wyoming.event import write_event
 
-from wyoming_omnivoice.server.info import build_info
 from wyoming_omnivoice.voices.config import build_catalog
+from wyoming_omnivoice.wyoming_protocol.info import build_info
 
 
 def main() -> None:

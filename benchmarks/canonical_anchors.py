@@ -54,7 +54,7 @@ def _status() -> dict[str, int]:
 def _one(mode: str, model_dir: Path, cache: Path, voice: str) -> dict[str, object]:
     """Runs in the child: load, build one anchor, report."""
     from wyoming_omnivoice import DecodeOptions, Engine
-    from wyoming_omnivoice.voices.anchors import ANCHOR_SEED, anchor_text_for
+    from wyoming_omnivoice.anchors.cache import ANCHOR_SEED, anchor_text_for
     from wyoming_omnivoice.voices.config import build_catalog
 
     settings = MODES[mode]

@@ -22,7 +22,7 @@ Usage::
     python -m benchmarks.soak                      # 1,000 requests, 8 clients, tiny model
     python -m benchmarks.soak --requests 200 --model-dir /path/to/model --device cuda
 
-The test suite runs a 60-request version (tests/server/test_soak.py).
+The test suite runs a 60-request version (tests/wyoming_protocol/test_soak.py).
 """
 
 from __future__ import annotations

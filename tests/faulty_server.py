@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from wyoming_omnivoice.server import cli, startup
+from wyoming_omnivoice.app import cli, startup
 
 #: How late a ``faultslow`` request's audio comes.
 SLOW_DECODE_S = 3.0

@@ -2,7 +2,7 @@
 canonical voice anchors made ahead of time.
 
 A server makes canonical anchors itself where it has the memory for the fp32 backbone; a
-small host makes serving-precision ones instead (:mod:`.server.anchor_plan`). This makes
+small host makes serving-precision ones instead (:mod:`.anchors.plan`). This makes
 the canonical anchors of the designed voices of ``LANGS`` (comma-separated language ids,
 ``all``, or voice names) on a machine that has the memory, into ``DIR/anchors/``, in the
 cache format every server reads: copy that folder's files into each replica's
@@ -65,7 +65,7 @@ def chosen_voices(catalog: list[VoicePreset], wanted: str) -> list[VoicePreset]:
 def run_anchors(args: argparse.Namespace) -> int:
     """Make the canonical anchors ``--anchors`` names; prints where they are."""
     from wyoming_omnivoice import Engine
-    from wyoming_omnivoice.voices.anchor_maker import canonical_options, serving_maker
+    from wyoming_omnivoice.anchors.maker import canonical_options, serving_maker
     from wyoming_omnivoice.voices.assets import anchor_cache
     from wyoming_omnivoice.voices.gather import gather_voices
 

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from wyoming_omnivoice.app.config import num_steps_for
+from wyoming_omnivoice.app.flags import BOUNDS, build_synthesize_parser
 from wyoming_omnivoice.engine import DecodeOptions, Engine, ModelError, SynthesisRequest
 from wyoming_omnivoice.errors import StartupError, one_line
-from wyoming_omnivoice.server.config import num_steps_for
-from wyoming_omnivoice.server.flags import BOUNDS, build_synthesize_parser
 
 if TYPE_CHECKING:
     from wyoming_omnivoice.voices.catalog import VoicePreset
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _load_engine(args: argparse.Namespace, *, cloning: bool) -> Engine:
-    from wyoming_omnivoice.server import startup
+    from wyoming_omnivoice.app import startup
 
     if args.model_dir is None:
         args.data_dir.mkdir(parents=True, exist_ok=True)
@@ -141,7 +141,7 @@ def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset
     """The request: a catalogue voice as the server builds it, or the flags as given."""
     num_frames = None if args.duration is None else max(1, int(args.duration * 25))
     if preset is not None:
-        from wyoming_omnivoice.server.anchor_plan import anchor_maker
+        from wyoming_omnivoice.anchors.plan import anchor_maker
         from wyoming_omnivoice.speech.request_builder import make_request_factory
         from wyoming_omnivoice.voices.assets import prepare_voices
         from wyoming_omnivoice.voices.catalog import VoiceCatalog

@@ -14,17 +14,17 @@ import pytest
 from conftest import TINY_MODEL
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.server.anchor_plan import anchor_maker
-from wyoming_omnivoice.server.memory_room import MemoryRoom
-from wyoming_omnivoice.speech.request_builder import make_request_factory
-from wyoming_omnivoice.voices.anchor_maker import serving_maker
-from wyoming_omnivoice.voices.anchors import (
+from wyoming_omnivoice.anchors.cache import (
     ANCHOR_SEED,
     CANONICAL,
     AnchorCache,
     AnchorMode,
     anchor_text_for,
 )
+from wyoming_omnivoice.anchors.maker import serving_maker
+from wyoming_omnivoice.anchors.plan import anchor_maker
+from wyoming_omnivoice.app.memory_room import MemoryRoom
+from wyoming_omnivoice.speech.request_builder import make_request_factory
 from wyoming_omnivoice.voices.assets import VoiceAssets, anchor_cache, prepare_voices
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 from wyoming_omnivoice.voices.config import parse_voices_document
@@ -157,7 +157,7 @@ def test_voices_of_the_same_content_share_one_anchor_built_once(
                if p is not None]
     assert len(presets) == 2
     maker = serving_maker(fp32_engine, FP32)
-    with caplog.at_level(logging.INFO, logger="wyoming_omnivoice.voices.anchors"):
+    with caplog.at_level(logging.INFO, logger="wyoming_omnivoice.anchors.cache"):
         anchors = anchor_cache(fp32_engine, tmp_path, maker, FP32).ensure_all(
             presets, maker.codes_on(fp32_engine))
     assert sorted(anchors) == ["pt-BR-female", "pt-female"]
@@ -192,7 +192,7 @@ def test_int8_and_fp32_replicas_of_one_data_dir_speak_with_the_same_anchor(
 
 def test_an_exported_voice_file_carries_the_anchor_to_another_replica(
         int8_engine: Engine, fp32_engine: Engine, tmp_path: Path) -> None:
-    from wyoming_omnivoice.voices.pinned import load_pinned_anchor, save_pinned_anchor
+    from wyoming_omnivoice.anchors.pinned import load_pinned_anchor, save_pinned_anchor
     from wyoming_omnivoice.voices.transfer import export_voice, parse_voice_file
 
     preset = voice()

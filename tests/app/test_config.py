@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from wyoming_omnivoice.app.config import Config, parse_config, validate
+from wyoming_omnivoice.app.flags import BOUNDS, Bounds, add_number, build_parser
 from wyoming_omnivoice.errors import StartupError
-from wyoming_omnivoice.server.config import Config, parse_config, validate
-from wyoming_omnivoice.server.flags import BOUNDS, Bounds, add_number, build_parser
 
 PACKAGE = Path(__file__).resolve().parents[2] / "wyoming_omnivoice"
 
@@ -38,21 +38,21 @@ OTHER_TOOLS = ["convert.py", "convert_anchors.py", "convert_prepare.py", "health
 
 
 def test_flags_are_declared_in_one_module() -> None:
-    """The server's and the synthesize CLI's flags are all in server/flags.py."""
+    """The server's and the synthesize CLI's flags are all in app/flags.py."""
     declaring = sorted(
         path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")
         if any(isinstance(node, ast.Attribute) and node.attr == "add_argument"
                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))))
-    assert declaring == sorted([*OTHER_TOOLS, "server/flags.py"])
+    assert declaring == sorted([*OTHER_TOOLS, "app/flags.py"])
 
 
 def test_no_namespace_past_the_cli() -> None:
     """Only the command-line modules name argparse.Namespace (the server's Config is made
-    from it in server/config.py)."""
+    from it in app/config.py)."""
     naming = sorted(path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")
                     if "Namespace" in path.read_text(encoding="utf-8"))
-    assert naming == ["convert_anchors.py", "convert_prepare.py", "server/config.py",
-                      "server/flags.py", "synthesize.py"]
+    assert naming == ["app/config.py", "app/flags.py", "convert_anchors.py",
+                      "convert_prepare.py", "synthesize.py"]
 
 
 def test_every_numeric_flag_has_its_bounds_checked_in_flag_order() -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from conftest import describe, synthesize
 
+from wyoming_omnivoice.app.config import num_steps_problem, parse_config
+from wyoming_omnivoice.app.flags import build_parser
 from wyoming_omnivoice.engine.precision import (
     default_num_steps,
     default_precision,
     resolve_precision,
 )
-from wyoming_omnivoice.server.config import num_steps_problem, parse_config
-from wyoming_omnivoice.server.flags import build_parser
 
 
 def test_defaults_per_device() -> None:

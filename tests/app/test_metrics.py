@@ -24,8 +24,8 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
 from wyoming.tts import Synthesize, SynthesizeStart, SynthesizeStop, SynthesizeStopped
 
-from wyoming_omnivoice.server.errors import StartupError
-from wyoming_omnivoice.server.metrics import Gauges, ServerMetrics, parse_metrics_uri
+from wyoming_omnivoice.app.metrics import Gauges, ServerMetrics, parse_metrics_uri
+from wyoming_omnivoice.wyoming_protocol.errors import StartupError
 
 #: Starts server processes (or runs for seconds): not in the fast suite.
 pytestmark = pytest.mark.slow

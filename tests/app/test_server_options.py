@@ -337,7 +337,7 @@ async def test_stdio_transport(tmp_path: Path) -> None:
 )
 def test_zeroconf_announces_a_real_address(host: str | None, announced: str | None) -> None:
     """A wildcard bind lets wyoming detect the LAN IP instead of announcing 0.0.0.0."""
-    from wyoming_omnivoice.server.serve import zeroconf_host
+    from wyoming_omnivoice.app.serve import zeroconf_host
 
     assert zeroconf_host(host) == announced
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, TINY_MODEL, ServerProcess, free_port
 
-from wyoming_omnivoice.server.listen_address import bind_error_message
+from wyoming_omnivoice.app.listen_address import bind_error_message
 
 #: Starts server processes (or runs for seconds): not in the fast suite.
 pytestmark = pytest.mark.slow

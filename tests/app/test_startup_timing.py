@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from wyoming_omnivoice.server.startup_timing import StartupTiming, seconds_since_process_start
+from wyoming_omnivoice.app.startup_timing import StartupTiming, seconds_since_process_start
 
 
 def test_the_line_lists_every_phase_in_order(caplog: pytest.LogCaptureFixture) -> None:

@@ -20,10 +20,10 @@ import pytest
 import yaml
 from conftest import REPO_ROOT
 
+from wyoming_omnivoice.app import metrics
+from wyoming_omnivoice.app.config import parse_config
+from wyoming_omnivoice.app.flags import build_parser
 from wyoming_omnivoice.model.manifest import load_manifest
-from wyoming_omnivoice.server import metrics
-from wyoming_omnivoice.server.config import parse_config
-from wyoming_omnivoice.server.flags import build_parser
 
 KUBERNETES_VERSION = "1.32.0"
 K8S = REPO_ROOT / "deploy" / "kubernetes"

@@ -147,7 +147,7 @@ def test_wheel_ships_config_and_data(tmp_path: Path) -> None:
 
 
 def test_readme_documents_every_server_option() -> None:
-    from wyoming_omnivoice.server.flags import build_parser
+    from wyoming_omnivoice.app.flags import build_parser
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     options = [

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from wyoming_omnivoice.server.flags import SHUTDOWN_TIMEOUT_S
+from wyoming_omnivoice.app.flags import SHUTDOWN_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parents[2]
 #: What the server needs after the drain: closing connections, writing the last events.

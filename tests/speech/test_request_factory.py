@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from wyoming_omnivoice.anchors.cache import Anchor
 from wyoming_omnivoice.speech.request_builder import make_request_factory
-from wyoming_omnivoice.voices.anchors import Anchor
 from wyoming_omnivoice.voices.assets import VoiceAssets
 from wyoming_omnivoice.voices.catalog import VoicePreset
 

@@ -11,11 +11,11 @@ import pytest
 from conftest import TINY_MODEL
 
 from wyoming_omnivoice import DecodeOptions, Engine
+from wyoming_omnivoice.anchors.cache import Anchor
 from wyoming_omnivoice.errors import StartupError
 from wyoming_omnivoice.speech.request_builder import make_request_factory
 from wyoming_omnivoice.speech.warmup import check_default_voice, warm_up_after_ready
 from wyoming_omnivoice.speech.worker import InferenceWorker
-from wyoming_omnivoice.voices.anchors import Anchor
 from wyoming_omnivoice.voices.assets import VoiceAssets
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 

@@ -8,15 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from wyoming_omnivoice.anchors.texts import ANCHOR_TEXTS
 from wyoming_omnivoice.engine.languages import language_info
-from wyoming_omnivoice.server.info import build_info
 from wyoming_omnivoice.speech.request_language import (
     reading_language,
     request_language,
     text_language,
 )
 from wyoming_omnivoice.text.normalize import FULL_LANGUAGES, supports_language
-from wyoming_omnivoice.voices.anchor_texts import ANCHOR_TEXTS
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 from wyoming_omnivoice.voices.config import VoiceConfigError, build_catalog
 from wyoming_omnivoice.voices.ha_languages import (
@@ -27,6 +26,7 @@ from wyoming_omnivoice.voices.ha_languages import (
     variant_for_tag,
     variants_of,
 )
+from wyoming_omnivoice.wyoming_protocol.info import build_info
 
 #: Home Assistant's Assist language list (homeassistant/generated/languages.py, LANGUAGES).
 HA_ASSIST_LANGUAGES = (

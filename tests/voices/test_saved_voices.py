@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wyoming_omnivoice.server.startup import gather_voices
-from wyoming_omnivoice.voices.anchors import Anchor
+from wyoming_omnivoice.anchors.cache import Anchor
+from wyoming_omnivoice.anchors.pinned import load_pinned_anchor, save_pinned_anchor
+from wyoming_omnivoice.app.startup import gather_voices
 from wyoming_omnivoice.voices.language_list import VoiceLanguages
-from wyoming_omnivoice.voices.pinned import load_pinned_anchor, save_pinned_anchor
 from wyoming_omnivoice.voices.saved import SavedVoiceError, SavedVoices
 from wyoming_omnivoice.voices.transfer import export_voice, parse_voice_file
 

@@ -8,7 +8,6 @@ import pytest
 import yaml
 
 from wyoming_omnivoice.engine.instruct import normalize_instruct
-from wyoming_omnivoice.server.info import build_info
 from wyoming_omnivoice.voices.catalog import VoiceCatalog
 from wyoming_omnivoice.voices.config import (
     VoiceConfigError,
@@ -17,6 +16,7 @@ from wyoming_omnivoice.voices.config import (
     load_voices_file,
     parse_voices_document,
 )
+from wyoming_omnivoice.wyoming_protocol.info import build_info
 
 REPO_CONFIG = Path(__file__).resolve().parents[2] / "config" / "voices.yaml"
 

@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
+from wyoming_omnivoice.app.config import parse_config
 from wyoming_omnivoice.errors import StartupError
-from wyoming_omnivoice.server.config import parse_config
 from wyoming_omnivoice.web.audio_files import decode_upload, sniff_audio
 from wyoming_omnivoice.web.errors import ApiError
 from wyoming_omnivoice.web.options import TOKEN_ENV, WebLimits, WebOptions, web_options

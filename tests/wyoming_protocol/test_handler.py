@@ -26,11 +26,11 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
-from wyoming_omnivoice.server.context import WyomingContext, WyomingSettings
-from wyoming_omnivoice.server.handler import OmniVoiceEventHandler
 from wyoming_omnivoice.speech.pacing import DecodeSpeed
 from wyoming_omnivoice.speech.service import SpeechService, SpeechSettings
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
+from wyoming_omnivoice.wyoming_protocol.context import WyomingContext, WyomingSettings
+from wyoming_omnivoice.wyoming_protocol.handler import OmniVoiceEventHandler
 
 RATE = 24000
 VOICES = VoiceCatalog([

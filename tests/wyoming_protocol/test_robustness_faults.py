@@ -40,13 +40,13 @@ from wyoming.info import Info
 from wyoming.tts import Synthesize
 
 from wyoming_omnivoice import Engine, SynthesisRequest
+from wyoming_omnivoice.app import startup
 from wyoming_omnivoice.health_check import Unhealthy, _judge
-from wyoming_omnivoice.server import startup
-from wyoming_omnivoice.server.context import WyomingContext
-from wyoming_omnivoice.server.errors import StartupError
 from wyoming_omnivoice.speech.service import SpeechService, SpeechSettings
 from wyoming_omnivoice.speech.worker import InferenceWorker, WorkerStoppedError
 from wyoming_omnivoice.voices.config import build_catalog
+from wyoming_omnivoice.wyoming_protocol.context import WyomingContext
+from wyoming_omnivoice.wyoming_protocol.errors import StartupError
 
 #: Starts server processes (or runs for seconds): not in the fast suite.
 pytestmark = pytest.mark.slow

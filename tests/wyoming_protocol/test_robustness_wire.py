@@ -25,7 +25,11 @@ from conftest import (
 )
 from wyoming.event import Event, async_read_event
 
-from wyoming_omnivoice.server.wire import MAX_DATA_BYTES, MAX_HEADER_BYTES, MAX_PAYLOAD_BYTES
+from wyoming_omnivoice.wyoming_protocol.wire import (
+    MAX_DATA_BYTES,
+    MAX_HEADER_BYTES,
+    MAX_PAYLOAD_BYTES,
+)
 
 #: Starts server processes (or runs for seconds): not in the fast suite.
 pytestmark = pytest.mark.slow

@@ -11,10 +11,10 @@ import pytest
 from wyoming.event import Event, async_read_event
 from wyoming.tts import SynthesizeStopped
 
-from wyoming_omnivoice.server.connection import Connection, ConnectionLimits
-from wyoming_omnivoice.server.output import OrderedOutput
-from wyoming_omnivoice.server.requests import Kind, PcmBuffer, Piece, Reply, Request
 from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.wyoming_protocol.connection import Connection, ConnectionLimits
+from wyoming_omnivoice.wyoming_protocol.output import OrderedOutput
+from wyoming_omnivoice.wyoming_protocol.requests import Kind, PcmBuffer, Piece, Reply, Request
 
 VOICE = VoicePreset(name="v", description="v", languages=("en",), instruct="female")
 

@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wyoming_omnivoice.anchors.texts import ANCHOR_TEXTS, FALLBACK_LANGUAGE, anchor_text
 from wyoming_omnivoice.atomic import atomic_write
 from wyoming_omnivoice.engine import NUM_CODEBOOKS
-from wyoming_omnivoice.voices.anchor_texts import ANCHOR_TEXTS, FALLBACK_LANGUAGE, anchor_text
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
 __all__ = ["ANCHOR_TEXTS", "CANONICAL", "FALLBACK_LANGUAGE", "Anchor", "AnchorCache",

@@ -30,10 +30,10 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING
 
+from wyoming_omnivoice.anchors.cache import SERVING_KIND, Anchor, AnchorCache
+from wyoming_omnivoice.anchors.maker import AnchorMaker
 from wyoming_omnivoice.engine import return_freed_memory, strict_language
 from wyoming_omnivoice.errors import one_line
-from wyoming_omnivoice.voices.anchor_maker import AnchorMaker
-from wyoming_omnivoice.voices.anchors import SERVING_KIND, Anchor, AnchorCache
 from wyoming_omnivoice.voices.catalog import VoicePreset
 from wyoming_omnivoice.voices.engine_thread import EngineThread, EngineThreadStopped
 from wyoming_omnivoice.voices.templates import ALL, expand_all

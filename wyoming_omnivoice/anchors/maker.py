@@ -7,9 +7,9 @@ serving mode, said once and marked.
   when the first anchor is due (on a CPU with its weights left in onnxruntime's memory map:
   ``prepack=False``, about 0.1 GB of anonymous memory at the real size), used for the
   anchors due, and let go (:meth:`AnchorMaker.release`) when none is left.
-- Where the server found no room for that engine (``server/anchor_plan.py``), or
+- Where the server found no room for that engine (``anchors/plan.py``), or
   ``--canonical-anchors never``, or that engine does not load, anchors are decoded by the
-  serving engine in its own mode and marked ``serving`` (:mod:`.anchors`); one log line says
+  serving engine in its own mode and marked ``serving`` (:mod:`.cache`); one log line says
   why and how to get canonical ones.
 
 Every call comes from the engine's owner thread (start-up code, then the worker), which
@@ -23,9 +23,9 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from wyoming_omnivoice.anchors.cache import CANONICAL, AnchorMode
 from wyoming_omnivoice.engine import return_freed_memory
 from wyoming_omnivoice.errors import one_line
-from wyoming_omnivoice.voices.anchors import CANONICAL, AnchorMode
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest

@@ -1,6 +1,6 @@
 """Pinned anchors: a designed voice's anchor kept in a file of its own.
 
-A cached anchor (:mod:`.anchors`) is rebuilt by each server from the preset, so its speaker
+A cached anchor (:mod:`.cache`) is rebuilt by each server from the preset, so its speaker
 depends on the precision and steps that server decodes with: an int8 CPU replica and an
 fp32 GPU replica of one pool would speak two people under one name. A pinned anchor is made
 once (a take picked in the voice studio, or an imported voice) and then only loaded: every
@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from wyoming_omnivoice.anchors.cache import Anchor
 from wyoming_omnivoice.atomic import atomic_write
 from wyoming_omnivoice.engine import NUM_CODEBOOKS
-from wyoming_omnivoice.voices.anchors import Anchor
 
 PINNED_FORMAT_VERSION = 1
 CODEBOOK_SIZE = 1024

@@ -20,8 +20,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.server.memory_room import GB, MemoryRoom, memory_room
-from wyoming_omnivoice.voices.anchor_maker import AnchorMaker, serving_maker
+from wyoming_omnivoice.anchors.maker import AnchorMaker, serving_maker
+from wyoming_omnivoice.app.memory_room import GB, MemoryRoom, memory_room
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions, Engine

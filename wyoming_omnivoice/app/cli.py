@@ -21,15 +21,13 @@ import os
 import sys
 from collections.abc import Sequence
 
-from wyoming_omnivoice.server import startup
-from wyoming_omnivoice.server.anchor_plan import anchor_maker
-from wyoming_omnivoice.server.config import Config, parse_config, validate
-from wyoming_omnivoice.server.connection import ConnectionLimits
-from wyoming_omnivoice.server.context import WyomingContext, WyomingSettings
-from wyoming_omnivoice.server.errors import StartupError
-from wyoming_omnivoice.server.metrics import Gauges, start_metrics
-from wyoming_omnivoice.server.serve import serve
-from wyoming_omnivoice.server.startup_timing import StartupTiming
+from wyoming_omnivoice.anchors.plan import anchor_maker
+from wyoming_omnivoice.app import startup
+from wyoming_omnivoice.app.config import Config, parse_config, validate
+from wyoming_omnivoice.app.metrics import Gauges, start_metrics
+from wyoming_omnivoice.app.serve import serve
+from wyoming_omnivoice.app.startup_timing import StartupTiming
+from wyoming_omnivoice.errors import StartupError
 from wyoming_omnivoice.speech.admission import Demand
 from wyoming_omnivoice.speech.determinism import deterministic_requests
 from wyoming_omnivoice.speech.request_builder import make_request_factory
@@ -39,6 +37,8 @@ from wyoming_omnivoice.speech.worker import InferenceWorker
 from wyoming_omnivoice.voices.assets import WorkerEncoder, folder_voice_watcher, prepare_voices
 from wyoming_omnivoice.voices.listing import list_voices
 from wyoming_omnivoice.web.options import web_options
+from wyoming_omnivoice.wyoming_protocol.connection import ConnectionLimits
+from wyoming_omnivoice.wyoming_protocol.context import WyomingContext, WyomingSettings
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 

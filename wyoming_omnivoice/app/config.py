@@ -16,10 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from wyoming_omnivoice.engine import default_num_steps
-from wyoming_omnivoice.errors import StartupError
-from wyoming_omnivoice.model.data_dir import prepare_data_dir
-from wyoming_omnivoice.server.flags import (
+from wyoming_omnivoice.anchors.lazy import DEFAULT_PRELOAD
+from wyoming_omnivoice.app.flags import (
     BOUNDS,
     DEFAULT_URI,
     DEFAULT_VOICE,
@@ -27,9 +25,11 @@ from wyoming_omnivoice.server.flags import (
     build_parser,
     default_data_dir,
 )
-from wyoming_omnivoice.server.listen_address import check_listen_address, zeroconf_loopback_warning
-from wyoming_omnivoice.server.metrics import parse_metrics_uri
-from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD
+from wyoming_omnivoice.app.listen_address import check_listen_address, zeroconf_loopback_warning
+from wyoming_omnivoice.app.metrics import parse_metrics_uri
+from wyoming_omnivoice.engine import default_num_steps
+from wyoming_omnivoice.errors import StartupError
+from wyoming_omnivoice.model.data_dir import prepare_data_dir
 from wyoming_omnivoice.web.options import INGRESS_PROXY, web_options
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wyoming_omnivoice import __version__
+from wyoming_omnivoice.anchors.lazy import DEFAULT_PRELOAD, preload_languages
 from wyoming_omnivoice.engine import PRECISIONS, default_num_steps, default_precision
-from wyoming_omnivoice.server.gap_guard import DEFAULT_MAX_GAP_S, max_gap_seconds
-from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD, preload_languages
 from wyoming_omnivoice.web.options import INGRESS_PROXY, TOKEN_ENV
+from wyoming_omnivoice.wyoming_protocol.gap_guard import DEFAULT_MAX_GAP_S, max_gap_seconds
 
 DEFAULT_URI = "tcp://0.0.0.0:10200"
 DEFAULT_VOICE = "en-female-young"

@@ -24,7 +24,7 @@ import stat
 from pathlib import Path
 from urllib.parse import urlparse
 
-from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.errors import StartupError
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 

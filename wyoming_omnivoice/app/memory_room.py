@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.errors import StartupError
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec
 from urllib.parse import urlparse
 
-from wyoming_omnivoice.server.errors import StartupError
+from wyoming_omnivoice.errors import StartupError
+from wyoming_omnivoice.wyoming_protocol.metrics_hooks import NoMetrics
 
 if TYPE_CHECKING:
     from prometheus_client.core import Metric
@@ -100,25 +101,6 @@ class Gauges:
     in_flight: Callable[[], int]
     queued: Callable[[], int]
     connections: Callable[[], int]
-
-
-class NoMetrics:
-    """The hooks, doing nothing (no ``--metrics-uri``)."""
-
-    def received(self, connection: object, event: Event) -> None:
-        """An event read from a client."""
-
-    def sent(self, connection: object, event: Event) -> None:
-        """An event written to a client."""
-
-    def closed(self, connection: object) -> None:
-        """A connection ended."""
-
-    def batch_done(self, size: int, seconds: float, samples: Sequence[int]) -> None:
-        """The worker decoded a batch of ``size`` in ``seconds``; samples per item."""
-
-    def silence_sent(self, seconds: float) -> None:
-        """The gap guard sent ``seconds`` of silence while a piece decoded."""
 
 
 def _never_raises(hook: Callable[P, None]) -> Callable[P, None]:

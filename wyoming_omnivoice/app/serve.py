@@ -21,13 +21,13 @@ from urllib.parse import urlparse
 
 from wyoming.server import AsyncServer, AsyncStdioServer
 
-from wyoming_omnivoice.server.context import WyomingContext
-from wyoming_omnivoice.server.errors import SHUTTING_DOWN, RequestError, StartupError
-from wyoming_omnivoice.server.handler import OmniVoiceEventHandler
-from wyoming_omnivoice.server.listen_address import listen_error_message
+from wyoming_omnivoice.app.listen_address import listen_error_message
+from wyoming_omnivoice.wyoming_protocol.context import WyomingContext
+from wyoming_omnivoice.wyoming_protocol.errors import SHUTTING_DOWN, RequestError, StartupError
+from wyoming_omnivoice.wyoming_protocol.handler import OmniVoiceEventHandler
 
 if TYPE_CHECKING:
-    from wyoming_omnivoice.server.config import Config
+    from wyoming_omnivoice.app.config import Config
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 

@@ -2,7 +2,7 @@
 
 The codes are the protocol's (README's protocol section lists them): the Wyoming handler
 sends them in ``error`` events, the HTTP API in its JSON errors. A request that fails still
-ends properly (see :mod:`wyoming_omnivoice.server.handler`).
+ends properly (see :mod:`wyoming_omnivoice.wyoming_protocol.handler`).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 - `catalog`: `VoicePreset`, `VoiceCatalog` (lookup, advertised languages, routing).
 - `config`, `templates`, `ha_languages`: presets from YAML, per-language voices, the Home
   Assistant languages.
-- `anchors`, `anchor_texts`, `lazy_anchors`: the cached anchors that keep a designed voice
-  one person.
+- the anchors that keep a designed voice one person live in their own wing,
+  :mod:`wyoming_omnivoice.anchors`.
 - `cloned`, `watch`: cloned voices from voice folders, and folders added while running.
 - `assets`: anchors and clone prompts per voice at start-up.
 - `listing`: ``--list-voices``.

@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wyoming_omnivoice.anchors.cache import Anchor, AnchorCache, LegacyKey
+from wyoming_omnivoice.anchors.lazy import DEFAULT_PRELOAD, AnchorBuilder, preloaded
+from wyoming_omnivoice.anchors.maker import AnchorMaker
+from wyoming_omnivoice.anchors.pinned import load_pinned_anchor
 from wyoming_omnivoice.atomic import remove_stale_temp_files
 from wyoming_omnivoice.engine import strict_language
 from wyoming_omnivoice.errors import StartupError, one_line
 from wyoming_omnivoice.voices import cloned as cloned_voices
-from wyoming_omnivoice.voices.anchor_maker import AnchorMaker
-from wyoming_omnivoice.voices.anchors import Anchor, AnchorCache, LegacyKey
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 from wyoming_omnivoice.voices.engine_thread import EngineThread
-from wyoming_omnivoice.voices.lazy_anchors import DEFAULT_PRELOAD, AnchorBuilder, preloaded
-from wyoming_omnivoice.voices.pinned import load_pinned_anchor
 from wyoming_omnivoice.voices.watch import FolderVoiceWatcher, NewVoice
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
     new anchors (default: :func:`.anchor_maker.serving_maker`, canonical only when the
     engine itself runs fp32)."""
     if maker is None:
-        from wyoming_omnivoice.voices.anchor_maker import serving_maker
+        from wyoming_omnivoice.anchors.maker import serving_maker
 
         maker = serving_maker(engine, options)
     assets = VoiceAssets()

@@ -1,6 +1,6 @@
 """Voices saved by the voice studio, in the formats the catalogue already reads.
 
-There is one catalogue (:func:`..server.startup.gather_voices`); the studio only writes
+There is one catalogue (:func:`..voices.gather.gather_voices`); the studio only writes
 into the places it reads:
 
 - a **cloned** voice is a voice folder ``<data-dir>/voices/<name>/`` (``reference.wav`` /
@@ -31,14 +31,14 @@ from typing import Any
 
 import yaml
 
+from wyoming_omnivoice.anchors.cache import Anchor
+from wyoming_omnivoice.anchors.pinned import save_pinned_anchor
 from wyoming_omnivoice.atomic import atomic_write
 from wyoming_omnivoice.voices import cloned
-from wyoming_omnivoice.voices.anchors import Anchor
 from wyoming_omnivoice.voices.catalog import VoicePreset
 from wyoming_omnivoice.voices.config import VoiceConfigError, parse_preset
 from wyoming_omnivoice.voices.language_list import VoiceLanguages
 from wyoming_omnivoice.voices.names import check_voice_name
-from wyoming_omnivoice.voices.pinned import save_pinned_anchor
 
 STUDIO_DIR = "studio"
 STUDIO_VOICES = "voices.yaml"

@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
+from wyoming_omnivoice.anchors.cache import Anchor
+from wyoming_omnivoice.anchors.pinned import check_anchor_codes, check_anchor_text
 from wyoming_omnivoice.engine import NUM_CODEBOOKS
-from wyoming_omnivoice.voices.anchors import Anchor
 from wyoming_omnivoice.voices.catalog import VoicePreset
 from wyoming_omnivoice.voices.ha_languages import variant_tags
 from wyoming_omnivoice.voices.language_list import VoiceLanguages, parse_languages
 from wyoming_omnivoice.voices.names import check_voice_name
-from wyoming_omnivoice.voices.pinned import check_anchor_codes, check_anchor_text
 from wyoming_omnivoice.voices.saved import Recording
 
 FORMAT = "wyoming-omnivoice-voice"

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from wyoming_omnivoice.anchors.texts import anchor_text
 from wyoming_omnivoice.engine import instruct_vocabulary, language_info, normalize_instruct
-from wyoming_omnivoice.voices.anchor_texts import anchor_text
 from wyoming_omnivoice.voices.catalog import VoiceCatalog
 from wyoming_omnivoice.voices.ha_languages import tags_for, variant_tags, variants_of
 from wyoming_omnivoice.voices.language_list import written_tag

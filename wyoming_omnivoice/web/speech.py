@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
+from wyoming_omnivoice.anchors.cache import Anchor
 from wyoming_omnivoice.speech.request_builder import RequestBuilder
 from wyoming_omnivoice.speech.service import Override, SpeechService, VoiceWish
-from wyoming_omnivoice.voices.anchors import Anchor
 from wyoming_omnivoice.voices.assets import VoiceAssets
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 

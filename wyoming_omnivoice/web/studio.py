@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from wyoming_omnivoice.anchors.cache import ANCHOR_SEED, Anchor, anchor_text_for
 from wyoming_omnivoice.engine import NO_TRANSCRIPT_HINT
 from wyoming_omnivoice.model.file_hash import sha256_file
 from wyoming_omnivoice.speech.errors import RequestError, request_error_for
 from wyoming_omnivoice.speech.worker import BusyError, WorkerStoppedError
 from wyoming_omnivoice.voices import cloned
-from wyoming_omnivoice.voices.anchors import ANCHOR_SEED, Anchor, anchor_text_for
 from wyoming_omnivoice.voices.assets import CLONE_PROMPT_CACHE
 from wyoming_omnivoice.voices.catalog import VoicePreset
 from wyoming_omnivoice.voices.language_list import VoiceLanguages

@@ -2,7 +2,7 @@
 
 A designed voice differs from seed to seed. A *take* is one candidate: the anchor made from
 the design with one seed, decoded like the server's anchors (canonical where the server
-makes canonical ones: :mod:`..voices.anchor_maker`). The first take uses the server's anchor
+makes canonical ones: :mod:`..anchors.maker`). The first take uses the server's anchor
 seed, so a voice saved without another take sounds like the one every replica would build;
 **Another take** draws a new seed. A picked take is the voice's anchor from then on, in a
 file of its own, whatever precision made it. A cloned take is an encoded recording. Takes
@@ -17,7 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.voices.anchors import Anchor
+from wyoming_omnivoice.anchors.cache import Anchor
 from wyoming_omnivoice.voices.catalog import VoicePreset
 from wyoming_omnivoice.voices.language_list import written_tag
 from wyoming_omnivoice.voices.saved import Recording

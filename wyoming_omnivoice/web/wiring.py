@@ -1,4 +1,4 @@
-"""The web server's parts from the running server's: one function for ``server/cli.py``."""
+"""The web server's parts from the running server's: one function for ``app/cli.py``."""
 
 from __future__ import annotations
 

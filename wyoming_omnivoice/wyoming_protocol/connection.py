@@ -29,8 +29,8 @@ from wyoming.error import Error
 from wyoming.event import Event, async_write_event
 from wyoming.server import AsyncEventHandler
 
-from wyoming_omnivoice.server.errors import TOO_MANY_CONNECTIONS
-from wyoming_omnivoice.server.wire import (
+from wyoming_omnivoice.wyoming_protocol.errors import TOO_MANY_CONNECTIONS
+from wyoming_omnivoice.wyoming_protocol.wire import (
     DEFAULT_FRAME_TIMEOUT_S,
     IdleTimeout,
     WireError,

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 
 from wyoming.event import Event
 
-from wyoming_omnivoice.server.connection import ConnectionLimits
-from wyoming_omnivoice.server.info import build_info
-from wyoming_omnivoice.server.metrics import NoMetrics
 from wyoming_omnivoice.speech.service import SpeechService
 from wyoming_omnivoice.voices.catalog import VoiceCatalog
+from wyoming_omnivoice.wyoming_protocol.connection import ConnectionLimits
+from wyoming_omnivoice.wyoming_protocol.info import build_info
+from wyoming_omnivoice.wyoming_protocol.metrics_hooks import NoMetrics
 
 if TYPE_CHECKING:
-    from wyoming_omnivoice.server.connection import Connection
+    from wyoming_omnivoice.wyoming_protocol.connection import Connection
 
 
 @dataclass(frozen=True)

@@ -39,17 +39,25 @@ import logging
 from wyoming.event import Event
 from wyoming.tts import SynthesizeStopped
 
-from wyoming_omnivoice.server.connection import Connection
-from wyoming_omnivoice.server.context import WyomingContext
-from wyoming_omnivoice.server.errors import (
+from wyoming_omnivoice.speech.pacing import PlayClock
+from wyoming_omnivoice.speech.service import AudioPiece, Speech, VoiceWish
+from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.wyoming_protocol.connection import Connection
+from wyoming_omnivoice.wyoming_protocol.context import WyomingContext
+from wyoming_omnivoice.wyoming_protocol.errors import (
     INTERNAL_ERROR,
     INVALID_EVENT,
     RequestError,
     error_event,
 )
-from wyoming_omnivoice.server.gap_guard import GapGuard
-from wyoming_omnivoice.server.output import OrderedOutput, OutputOverflow, empty_cycle, silent_cycle
-from wyoming_omnivoice.server.request_input import (
+from wyoming_omnivoice.wyoming_protocol.gap_guard import GapGuard
+from wyoming_omnivoice.wyoming_protocol.output import (
+    OrderedOutput,
+    OutputOverflow,
+    empty_cycle,
+    silent_cycle,
+)
+from wyoming_omnivoice.wyoming_protocol.request_input import (
     DescribeRequest,
     OneShot,
     StreamChunk,
@@ -57,7 +65,7 @@ from wyoming_omnivoice.server.request_input import (
     StreamStop,
     parse_event,
 )
-from wyoming_omnivoice.server.requests import (
+from wyoming_omnivoice.wyoming_protocol.requests import (
     Kind,
     OpenStream,
     PcmBuffer,
@@ -65,10 +73,7 @@ from wyoming_omnivoice.server.requests import (
     Reply,
     Request,
 )
-from wyoming_omnivoice.server.wire import WireError, check_fields
-from wyoming_omnivoice.speech.pacing import PlayClock
-from wyoming_omnivoice.speech.service import AudioPiece, Speech, VoiceWish
-from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.wyoming_protocol.wire import WireError, check_fields
 
 _LOGGER = logging.getLogger(__name__)
 

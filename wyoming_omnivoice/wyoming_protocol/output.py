@@ -28,17 +28,17 @@ from collections.abc import Awaitable, Callable
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 
-from wyoming_omnivoice.server.connection import Connection
-from wyoming_omnivoice.server.errors import (
+from wyoming_omnivoice.speech.pcm import CHANNELS, SAMPLE_WIDTH, audio_to_pcm
+from wyoming_omnivoice.speech.service import Audio
+from wyoming_omnivoice.wyoming_protocol.connection import Connection
+from wyoming_omnivoice.wyoming_protocol.errors import (
     INTERNAL_ERROR,
     RequestError,
     error_event,
     request_error_for,
 )
-from wyoming_omnivoice.server.gap_guard import GapGuard
-from wyoming_omnivoice.server.requests import CycleState, Piece, Reply, Request
-from wyoming_omnivoice.speech.pcm import CHANNELS, SAMPLE_WIDTH, audio_to_pcm
-from wyoming_omnivoice.speech.service import Audio
+from wyoming_omnivoice.wyoming_protocol.gap_guard import GapGuard
+from wyoming_omnivoice.wyoming_protocol.requests import CycleState, Piece, Reply, Request
 
 _LOGGER = logging.getLogger(__name__)
 
