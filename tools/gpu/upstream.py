@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_engine import Upstream
 from tools.gpu.figures import BATCH_TEXTS, POSITIONS, SHORT, percentile
+from tools.upstream_torch import Upstream
 from wyoming_omnivoice import DecodeOptions
 
 SAMPLE_RATE = 24000
