@@ -21,7 +21,7 @@ from conftest import (
     synthesize_once,
     types_of,
 )
-from test_robustness_faults import start_server
+from server_start import start_server
 from wyoming.client import AsyncClient
 from wyoming.event import Event
 from wyoming.tts import SynthesizeChunk, SynthesizeStart, SynthesizeStop

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import READ_TIMEOUT_S, ServerProcess, audio_cycles, describe, synthesize
-from test_robustness_faults import start_server, wait_for_log
-from test_robustness_wire import Raw, frame
+from raw_client import Raw, frame
+from server_start import start_server, wait_for_log
 
 #: Starts server processes (or runs for seconds): not in the fast suite.
 pytestmark = pytest.mark.slow

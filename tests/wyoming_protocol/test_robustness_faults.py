@@ -12,7 +12,6 @@ import asyncio
 import logging
 import signal
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from conftest import (
     types_of,
 )
 from faulty_server import FaultyEngine
+from server_start import start_server, wait_for_log
 from wyoming.client import AsyncClient
 from wyoming.info import Info
 from wyoming.tts import Synthesize
@@ -51,21 +51,10 @@ from wyoming_omnivoice.wyoming_protocol.errors import StartupError
 #: Starts server processes (or runs for seconds): not in the fast suite.
 pytestmark = pytest.mark.slow
 
-FAULTY_ENTRY = [str(REPO_ROOT / "tests" / "faulty_server.py")]
 LONG_TEXT = " ".join(
     f"This is sentence number {n}, which keeps the synthesis busy for a while." for n in
     range(1, 13)
 )
-
-
-def start_server(tmp_path: Path, data_dir: Path, *extra: str,
-                 env: dict[str, str] | None = None, faulty: bool = False) -> ServerProcess:
-    port = free_port()
-    server = ServerProcess(tiny_server_args(port, data_dir, *extra),
-                           tmp_path / f"server-{port}.log", port, env=dict(env or {}))
-    if faulty:
-        server.entry = FAULTY_ENTRY
-    return server.start().wait_ready()
 
 
 @pytest.fixture(scope="module")
@@ -76,14 +65,6 @@ def fault_server(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path
         yield server
     finally:
         server.stop()
-
-
-def wait_for_log(server: ServerProcess, needle: str) -> None:
-    deadline = time.monotonic() + READ_TIMEOUT_S
-    while needle not in server.log:
-        assert time.monotonic() < deadline, f"{needle!r} never logged:\n{server.log}"
-        assert server.alive, server.log
-        time.sleep(0.1)
 
 
 # --------------------------------------------------------------------------- engine faults
@@ -294,7 +275,6 @@ def test_device_cuda_without_cuda_stops_with_a_clear_message(tmp_path: Path) -> 
     import subprocess
     import sys
 
-    from conftest import REPO_ROOT
 
     result = subprocess.run(
         [sys.executable, "-m", "wyoming_omnivoice", *tiny_server_args(free_port(), tmp_path)

@@ -8,14 +8,12 @@ from hanging the suite; nothing here asserts on timing.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from collections.abc import Iterator
 
 import pytest
 from conftest import (
-    READ_TIMEOUT_S,
     ServerProcess,
     audio_cycles,
     free_port,
@@ -23,7 +21,8 @@ from conftest import (
     synthesize,
     tiny_server_args,
 )
-from wyoming.event import Event, async_read_event
+from raw_client import Raw, frame
+from wyoming.event import Event
 
 from wyoming_omnivoice.wyoming_protocol.wire import (
     MAX_DATA_BYTES,
@@ -52,69 +51,6 @@ def hardened_server(tmp_path_factory: pytest.TempPathFactory, shared_data_dir
 
 
 # --------------------------------------------------------------------------- raw helpers
-
-
-class Raw:
-    """A raw TCP connection: send arbitrary bytes, read Wyoming events back."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-
-    @classmethod
-    async def open(cls, server: ServerProcess) -> Raw:
-        reader, writer = await asyncio.open_connection("127.0.0.1", server.port,
-                                                       limit=8 * 1024 * 1024)
-        return cls(reader, writer)
-
-    async def send(self, data: bytes) -> None:
-        self.writer.write(data)
-        await self.writer.drain()
-
-    async def send_event(self, event_type: str, data: dict | None = None,
-                         payload: bytes | None = None) -> None:
-        await self.send(frame(event_type, data, payload))
-
-    async def read(self) -> Event | None:
-        """The next event, or None when the server closed the connection."""
-        try:
-            return await asyncio.wait_for(async_read_event(self.reader), READ_TIMEOUT_S)
-        except (ConnectionError, OSError):
-            return None
-
-    async def read_until(self, end: set[str]) -> list[Event]:
-        events: list[Event] = []
-        while True:
-            event = await self.read()
-            assert event is not None, f"connection closed after {[e.type for e in events]}"
-            events.append(event)
-            if event.type in end:
-                return events
-
-    async def read_to_close(self) -> list[Event]:
-        """Every event until the server closes the connection."""
-        events: list[Event] = []
-        while True:
-            event = await self.read()
-            if event is None:
-                return events
-            events.append(event)
-
-    async def close(self) -> None:
-        self.writer.close()
-        with contextlib.suppress(ConnectionError, OSError):
-            await self.writer.wait_closed()
-
-
-def frame(event_type: str, data: dict | None = None, payload: bytes | None = None) -> bytes:
-    """A well-formed Wyoming frame (data as a separate block, like the wyoming library)."""
-    header: dict = {"type": event_type}
-    blob = json.dumps(data).encode() if data else b""
-    if blob:
-        header["data_length"] = len(blob)
-    if payload:
-        header["payload_length"] = len(payload)
-    return json.dumps(header).encode() + b"\n" + blob + (payload or b"")
 
 
 def header(obj: object) -> bytes:
