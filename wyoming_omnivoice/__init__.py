@@ -8,11 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _moved
-
 __version__ = "0.1.0"
-
-_moved.install()  # old module paths of 0.1 keep working for one release, with a warning
 
 __all__ = [
     "DecodeOptions",

@@ -4,15 +4,11 @@ under ``TYPE_CHECKING``)."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-import warnings
-
 import pytest
 from import_graph import Import, cycles, imports, strongly_connected
 
 import wyoming_omnivoice
-from wyoming_omnivoice import _moved, engine
+from wyoming_omnivoice import engine
 from wyoming_omnivoice.engine import offline
 
 #: What code outside ``engine/`` may import from the engine: its two public packages.
@@ -26,7 +22,7 @@ def _inside_engine(name: str) -> bool:
 def engine_internal_imports() -> list[Import]:
     return [item for item in imports()
             if not _inside_engine(item.importer) and _inside_engine(item.imported)
-            and item.imported not in PUBLIC and item.importer != "wyoming_omnivoice._moved"]
+            and item.imported not in PUBLIC]
 
 
 def test_nothing_outside_the_engine_imports_its_internal_modules() -> None:
@@ -67,14 +63,3 @@ def test_the_cycle_check_finds_a_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert strongly_connected(graph) == [["a", "b", "c"]]
     assert strongly_connected({"a": {"b"}, "b": set()}) == []
-
-
-@pytest.mark.parametrize(("old", "new"), sorted(_moved.MOVED.items()))
-def test_moved_modules_keep_their_old_path_for_a_release(old: str, new: str) -> None:
-    sys.modules.pop(old, None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        module = importlib.import_module(old)
-    assert module is importlib.import_module(new)
-    assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] \
-        == [f"{old} moved to {new}; the old path goes in the next release"]
