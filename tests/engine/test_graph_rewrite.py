@@ -12,7 +12,7 @@ from conftest import FIXTURES
 from onnx import TensorProto, helper, numpy_helper
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
+from wyoming_omnivoice.engine.graph_rewrite import strip_nan_guards
 from wyoming_omnivoice.engine.sessions import session_options
 
 TINY = FIXTURES / "models" / "tiny"

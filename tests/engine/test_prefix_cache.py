@@ -1,4 +1,4 @@
-"""The prefix cache (engine/prefix_cache.py, engine/offline/prefix_cache_graph.py) on the
+"""The prefix cache (engine/prefix_cache.py, engine/prefix_cache_graph.py) on the
 tiny model: the rewritten graph equals the exact backbone given a cache of the same state
 (so the graph surgery is right), N = 0 and 1 are the exact decode, N >= 2 decodes valid
 codes with the refreshes it should, and bad settings get a clear error."""
@@ -15,7 +15,7 @@ from conftest import TINY_MODEL
 
 from wyoming_omnivoice.engine import DecodeOptions, Engine
 from wyoming_omnivoice.engine.layouts import Batch
-from wyoming_omnivoice.engine.offline.prefix_cache_graph import (
+from wyoming_omnivoice.engine.prefix_cache_graph import (
     PrefixCacheUnsupported,
     prefix_cache_graph,
 )

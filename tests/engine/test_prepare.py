@@ -16,9 +16,10 @@ import pytest
 from conftest import FIXTURES
 
 from wyoming_omnivoice import DecodeOptions, Engine
+from wyoming_omnivoice.engine import prepared_store
 from wyoming_omnivoice.engine.model_files import BACKBONE, ModelError
 from wyoming_omnivoice.engine.offline import prepare
-from wyoming_omnivoice.engine.offline.rotary_table import shape_values_feeding_compute
+from wyoming_omnivoice.engine.rotary_table import shape_values_feeding_compute
 from wyoming_omnivoice.engine.sessions import Graph, choose_providers
 
 FIXTURES = FIXTURES / "models"
@@ -129,7 +130,7 @@ def test_a_changed_source_is_prepared_again(model_copy: Path) -> None:
     model = onnx.load(str(source), load_external_data=False)
     model.doc_string = "a new export"
     onnx.save_model(model, str(source))
-    assert prepare.find_prepared(model_copy, "fp32") is None
+    assert prepared_store.find_prepared(model_copy, "fp32") is None
     second = prepare.prepare_backbone(model_copy, "fp32")
     assert second.fingerprint != first.fingerprint
     assert not first.path.parent.exists()  # the outdated build is removed

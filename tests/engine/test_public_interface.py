@@ -63,3 +63,24 @@ def test_the_cycle_check_finds_a_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert strongly_connected(graph) == [["a", "b", "c"]]
     assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+#: The one arrow from the runtime into the offline layer: ``Engine.load`` prepares a missing
+#: backbone variant at the first start (issue 31 leaves deciding who prepares to its phase B).
+RUNTIME_INTO_OFFLINE = {("wyoming_omnivoice.engine.core",
+                         "wyoming_omnivoice.engine.offline.prepare")}
+
+
+def _offline(name: str) -> bool:
+    return name == "wyoming_omnivoice.engine.offline" or \
+        name.startswith("wyoming_omnivoice.engine.offline.")
+
+
+def test_the_offline_layer_sits_above_the_runtime() -> None:
+    """engine/offline/ uses the runtime's modules; the runtime does not use offline ones."""
+    found = sorted({(item.importer, item.imported) for item in imports()
+                    if _inside_engine(item.importer) and not _offline(item.importer)
+                    and _offline(item.imported)} - RUNTIME_INTO_OFFLINE)
+    assert found == []
+    assert any(_offline(item.importer) and _inside_engine(item.imported)
+               and not _offline(item.imported) for item in imports())

@@ -23,11 +23,7 @@ from wyoming_omnivoice.engine.graphs import GraphSet, load_graphs
 from wyoming_omnivoice.engine.iobinding import StepRunner
 from wyoming_omnivoice.engine.layouts import BUCKETS, bucket_for, natural_length
 from wyoming_omnivoice.engine.model_files import ModelError, ModelPaths
-from wyoming_omnivoice.engine.offline.prepare import (
-    NotPreparable,
-    discard_prepared,
-    prepare_backbone,
-)
+from wyoming_omnivoice.engine.offline.prepare import prepare_backbone
 from wyoming_omnivoice.engine.planning import (
     CHUNK_THRESHOLD_FRAMES,
     Plan,
@@ -39,6 +35,7 @@ from wyoming_omnivoice.engine.planning import (
 from wyoming_omnivoice.engine.postprocess import cross_fade_chunks, post_process
 from wyoming_omnivoice.engine.precision import VARIANTS, check_precision, resolve_precision
 from wyoming_omnivoice.engine.prefix_cache import CachedBackbone, check_prefix_cache
+from wyoming_omnivoice.engine.prepared_store import NotPreparable, discard_prepared
 from wyoming_omnivoice.engine.prompt import PromptBuilder
 from wyoming_omnivoice.engine.reference import (
     HOP_LENGTH,

@@ -21,7 +21,7 @@ import numpy as np
 
 from wyoming_omnivoice.engine.cuda_graphs import capture_failure_message, placement_of
 from wyoming_omnivoice.engine.model_files import CAUSAL_DECODER_HELP, ModelError, ModelPaths
-from wyoming_omnivoice.engine.offline.prepare import PreparedBackbone
+from wyoming_omnivoice.engine.prepared_store import PreparedBackbone
 from wyoming_omnivoice.engine.probe import check_bidirectional
 from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
 from wyoming_omnivoice.engine.scoring_cache import (
@@ -204,7 +204,7 @@ def _backbone_without_nan_guards(path: Path) -> bytes | None:
     """
     import onnx
 
-    from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
+    from wyoming_omnivoice.engine.graph_rewrite import strip_nan_guards
 
     try:
         if path.stat().st_size > _MAX_REWRITE_BYTES:

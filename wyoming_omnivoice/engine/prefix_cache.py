@@ -6,7 +6,7 @@ of diffusion language models (Fast-dLLM, dLLM-Cache, dKV-Cache), a step ``k`` wi
 ``k % N == 0`` is a refresh: the whole row is computed and every layer's prefix keys and
 values are kept; the other steps compute only the positions from the first target column
 on (the conditional target, the unconditional copy, padding), attending to the kept prefix
-keys and values and to their own (:mod:`.offline.prefix_cache_graph`).
+keys and values and to their own (:mod:`.prefix_cache_graph`).
 
 Not exact for ``N >= 2``: the prefix's hidden states at layers >= 1 depend on the target
 through the bidirectional attention, and between refreshes they are those of the last
@@ -29,7 +29,7 @@ import numpy as np
 from wyoming_omnivoice.engine.model_files import ModelError
 from wyoming_omnivoice.engine.sessions import Graph, ProviderChoice
 
-# onnx and the graph rewrite (engine/offline/prefix_cache_graph.py) are imported when the
+# onnx and the graph rewrite (engine/prefix_cache_graph.py) are imported when the
 # session is made, not with this module: the decoder imports it at every start, and a
 # restart without --prefix-cache never imports onnx (about 0.6 s on a small CPU).
 POSITION_IDS = "position_ids"
@@ -40,7 +40,7 @@ PRESENT_KEY, PRESENT_VALUE = "present_key_{}", "present_value_{}"
 
 if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.layouts import Batch, Grid
-    from wyoming_omnivoice.engine.offline.prepare import PreparedBackbone
+    from wyoming_omnivoice.engine.prepared_store import PreparedBackbone
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class CachedBackbone:
                              "--prefix-cache 0")
         import onnx
 
-        from wyoming_omnivoice.engine.offline.prefix_cache_graph import (
+        from wyoming_omnivoice.engine.prefix_cache_graph import (
             PrefixCacheUnsupported,
             prefix_cache_graph,
         )

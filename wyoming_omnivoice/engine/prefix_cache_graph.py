@@ -33,7 +33,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from wyoming_omnivoice.engine.offline.rotary_table import (
+from wyoming_omnivoice.engine.rotary_table import (
     POSITIONS,
     drop_unused_initializers,
     live_nodes,

@@ -3,9 +3,9 @@
 A variant (:data:`.precision.VARIANTS`) is built from ``llm_backbone_fp32.onnx``:
 
 * every variant: the rotary cos/sin read from a table at positions taken from the mask's
-  data (:mod:`.rotary_table`), so no shape-derived value feeds compute and on CUDA every
+  data (:mod:`..rotary_table`), so no shape-derived value feeds compute and on CUDA every
   node can run on the CUDA provider with no Memcpy node (what CUDA graph capture needs);
-  the softmax NaN guards removed (:mod:`.graph_rewrite`); and every RMSNorm chain fused
+  the softmax NaN guards removed (:mod:`..graph_rewrite`); and every RMSNorm chain fused
   into one ``SimplifiedLayerNormalization`` node (:mod:`.norm_fusion`; onnxruntime's own
   fusion at load does not match the exported form);
 * ``fp32``: that graph; its weights stay in the published ``.data`` file (read by
@@ -35,31 +35,36 @@ reason to run the slower published backbone for good.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import logging
 import os
 import shutil
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wyoming_omnivoice.atomic import atomic_write
-from wyoming_omnivoice.engine.external_data import is_linked_folder, load_external_tensors
-from wyoming_omnivoice.engine.model_files import BACKBONE, ModelError, ModelPaths
-from wyoming_omnivoice.engine.offline.prepared_record import (
+from wyoming_omnivoice.engine.external_data import load_external_tensors
+from wyoming_omnivoice.engine.model_files import ModelError, ModelPaths
+from wyoming_omnivoice.engine.precision import VARIANTS
+from wyoming_omnivoice.engine.prepared_record import (
     GRAPH_FILE,
     INFO_FILE,
-    check_files,
     file_records,
     fsync_dir,
     remove_folder,
 )
-from wyoming_omnivoice.engine.precision import VARIANTS
+from wyoming_omnivoice.engine.prepared_store import (
+    PREPARE_VERSION,
+    NotPreparable,
+    PreparedBackbone,
+    load_prepared,
+    prepared_root,
+    remove_stale,
+    source_fingerprint,
+    source_of,
+    variant_lock,
+)
 from wyoming_omnivoice.engine.probe import check_bidirectional
 from wyoming_omnivoice.engine.sessions import Graph, choose_providers, return_freed_memory
 
@@ -71,103 +76,8 @@ if TYPE_CHECKING:
 
 _LOGGER = logging.getLogger(__name__)
 
-#: Bump when a preparation changes what it writes: every prepared backbone is rebuilt.
-PREPARE_VERSION = 2
-PREPARED_DIR = "prepared"
-#: Bytes of the weights file read from its start and its end for the fingerprint.
-_SAMPLE_BYTES = 1 << 20
 #: Rough preparation cost at the real model size on a 2-core CPU, for the progress line.
 _EXPECTED_S = {"fp32": 30, "int8": 15, "fp16": 120}
-
-
-class NotPreparable(ModelError):
-    """The backbone is not in the form this version prepares (the published file may
-    still load, or its loading says what is wrong with it)."""
-
-
-@dataclass(frozen=True)
-class PreparedBackbone:
-    """One prepared backbone graph and where its weights lie."""
-
-    variant: str
-    path: Path
-    #: Folder of the graph's external weights (the published folder for ``fp32``).
-    weights_dir: Path
-    fingerprint: str
-    max_positions: int
-    info: dict[str, Any]
-
-    def model_bytes(self) -> bytes:
-        return self.path.read_bytes()
-
-
-def source_fingerprint(source: Path) -> str:
-    """Id of a published backbone: its graph bytes, its weights file's size, modification
-    time and first/last MiB, and the preparation version."""
-    digest = hashlib.sha256(f"prepare-v{PREPARE_VERSION}".encode())
-    digest.update(source.read_bytes())
-    data = source.with_name(source.name + ".data")
-    if data.is_file():
-        stat = data.stat()
-        digest.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
-        with data.open("rb") as handle:
-            digest.update(handle.read(_SAMPLE_BYTES))
-            handle.seek(max(0, stat.st_size - _SAMPLE_BYTES))
-            digest.update(handle.read(_SAMPLE_BYTES))
-    return digest.hexdigest()[:16]
-
-
-def prepared_root(source: Path, cache_dir: Path | None = None) -> Path:
-    """``<model_dir>/prepared`` when writable (and not a folder of links into a Hugging Face
-    cache), else ``<cache_dir>/prepared/<folder id>``."""
-    beside = source.parent / PREPARED_DIR
-    # A folder of links (a Hugging Face cache snapshot) is not ours to write into.
-    linked = is_linked_folder(source.parent, [source.name, source.name + ".data"])
-    try:
-        if not linked or cache_dir is None:
-            beside.mkdir(exist_ok=True)
-            if os.access(beside, os.W_OK):
-                return beside
-    except OSError:
-        pass
-    if cache_dir is None:
-        raise ModelError(
-            f"The model folder {source.parent} is read-only, so the prepared backbone cannot "
-            "be stored beside it. Give the server a writable --data-dir (or make the folder "
-            "writable).")
-    folder_id = hashlib.sha256(str(source.parent.resolve()).encode()).hexdigest()[:12]
-    root = cache_dir / PREPARED_DIR / folder_id
-    root.mkdir(parents=True, exist_ok=True)
-    return root
-
-
-@contextmanager
-def _variant_lock(root: Path, variant: str) -> Iterator[None]:
-    """An exclusive lock per variant (an fp16 build never waits on the fp32 lock)."""
-    with (root / f".{variant}.lock").open("a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def find_prepared(paths: ModelPaths | Path, variant: str, *, root: Path | None = None,
-                  cache_dir: Path | None = None) -> PreparedBackbone | None:
-    """The prepared variant for the current source, or None when it must be built."""
-    source = _source_of(paths)
-    root = root or prepared_root(source, cache_dir)
-    return _load_info(root / f"{variant}-{source_fingerprint(source)}", source)[0]
-
-
-def discard_prepared(prepared: PreparedBackbone, reason: str) -> None:
-    """Remove a prepared folder that does not load (the next :func:`prepare_backbone`
-    builds it again); one warning that says so."""
-    folder = prepared.path.parent
-    _LOGGER.warning("The prepared %s backbone in %s does not load (%s); the server removes "
-                    "it and prepares it again", prepared.variant, folder, reason)
-    with _variant_lock(folder.parent, prepared.variant):
-        remove_folder(folder)
 
 
 def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | None = None,
@@ -179,23 +89,23 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
-    source = _source_of(paths)
+    source = source_of(paths)
     root = root or prepared_root(source, cache_dir)
     root.mkdir(parents=True, exist_ok=True)
     fingerprint = source_fingerprint(source)
     target = root / f"{variant}-{fingerprint}"
-    found, _ = _load_info(target, source)
+    found, _ = load_prepared(target, source)
     if found is not None:
         return found
-    with _variant_lock(root, variant):
-        found, damage = _load_info(target, source)  # another process may have built it
+    with variant_lock(root, variant):
+        found, damage = load_prepared(target, source)  # another process may have built it
         if found is not None:
             return found
         if damage is not None:
             _LOGGER.warning("The prepared %s backbone in %s is damaged (%s); the server "
                             "removes it and prepares it again", variant, target, damage)
             remove_folder(target)
-        _remove_stale(root, variant, keep=target.name)
+        remove_stale(root, variant, keep=target.name)
         _LOGGER.info("Preparing the %s backbone from %s into %s (once per model; about %d s "
                      "at the real model size on a small CPU) ...", variant, source, target,
                      _EXPECTED_S[variant])
@@ -218,7 +128,7 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
         _LOGGER.info("Prepared the %s backbone in %.1f s (%s)", variant,
                      time.perf_counter() - start, target)
         return_freed_memory()  # a server that prepared int8 at its start held 3.8 GB
-    result, damage = _load_info(target, source)
+    result, damage = load_prepared(target, source)
     if result is None:  # pragma: no cover - the rename above makes it complete
         raise ModelError(f"{target} was prepared but does not read back ({damage}); the "
                          "server runs the published backbone this time and prepares it "
@@ -226,65 +136,14 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
     return result
 
 
-def _source_of(paths: ModelPaths | Path) -> Path:
-    if isinstance(paths, ModelPaths):
-        return paths.root / BACKBONE
-    path = Path(paths).expanduser().resolve()
-    return path / BACKBONE if path.is_dir() else path
-
-
-def _load_info(folder: Path, source: Path) -> tuple[PreparedBackbone | None, str | None]:
-    """The prepared backbone in ``folder``, checked against its record; else None and what
-    is damaged (None when there is no folder at all)."""
-    if not folder.exists():
-        return None, None
-    try:
-        info = json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None, f"{INFO_FILE} is missing"
-    except (OSError, ValueError) as err:
-        return None, f"{INFO_FILE} is unreadable: {err}"
-    if not isinstance(info, dict) or info.get("version") != PREPARE_VERSION:
-        return None, f"{INFO_FILE} is from another version"
-    damage = check_files(folder, info.get("files"))
-    if damage is not None:
-        return None, damage
-    weights = source.parent if info.get("weights") == "source" else folder
-    try:
-        return PreparedBackbone(variant=str(info["variant"]), path=folder / GRAPH_FILE,
-                                weights_dir=weights, fingerprint=str(info["fingerprint"]),
-                                max_positions=int(info.get("max_positions") or
-                                                  _default_max_positions()),
-                                info=info), None
-    except (KeyError, TypeError, ValueError) as err:
-        return None, f"{INFO_FILE} lacks {err}"
-
-
-def _remove_stale(root: Path, variant: str, keep: str) -> None:
-    """Builds of ``variant`` for another source, and leftovers of interrupted builds."""
-    for folder in root.iterdir():
-        stale = folder.name.startswith((f"{variant}-", f".tmp-{variant}-",
-                                        f".old-{variant}-"))
-        if folder.is_dir() and stale and folder.name != keep:
-            _LOGGER.info("Removing the outdated prepared backbone %s", folder)
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _default_max_positions() -> int:
-    from wyoming_omnivoice.engine.offline.rotary_table import MAX_POSITIONS
-
-    return MAX_POSITIONS
-
-
-# -- building ------------------------------------------------------------------------------
 def rewrite_backbone(source: Path) -> tuple[onnx.ModelProto, dict[str, Any]]:
     """The rewritten graph every variant starts from; weights left as references to the
     published ``.data`` file (the graph alone is small: no 2 GB protobuf limit)."""
     import onnx
 
-    from wyoming_omnivoice.engine.offline.graph_rewrite import strip_nan_guards
+    from wyoming_omnivoice.engine.graph_rewrite import strip_nan_guards
     from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
-    from wyoming_omnivoice.engine.offline.rotary_table import (
+    from wyoming_omnivoice.engine.rotary_table import (
         MAX_POSITIONS,
         RotaryChainNotFound,
         drop_unused_initializers,
@@ -400,7 +259,7 @@ def _convert_fp16(paths: ModelPaths | Path, model: onnx.ModelProto, target: Path
         raise ModelError("This build cannot prepare the fp16 backbone (its calibrated "
                          "converter is missing). Use --precision fp32.") from err
     model_paths = paths if isinstance(paths, ModelPaths) else \
-        ModelPaths.from_dir(_source_of(paths).parent)
+        ModelPaths.from_dir(source_of(paths).parent)
     feeds = calibration_feeds(model_paths.embeddings, model_paths.tokenizer)
     converted, report = convert_to_fp16(model, feeds, margin=DEFAULT_MARGIN)
     save_with_own_data(converted, target)
