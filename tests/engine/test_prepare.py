@@ -203,7 +203,7 @@ def test_a_failing_preparation_falls_back_to_the_published_backbone(
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("quantizer exploded")
 
-    monkeypatch.setattr("wyoming_omnivoice.engine.core.prepare_backbone", broken)
+    monkeypatch.setattr("wyoming_omnivoice.engine.loading.prepare_backbone", broken)
     engine = Engine.load(TINY, device="cpu", precision="int8")
     assert engine.precision == "published"
     assert "Could not prepare the int8 backbone (quantizer exploded)" in caplog.text

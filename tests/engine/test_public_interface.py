@@ -65,9 +65,10 @@ def test_the_cycle_check_finds_a_cycle() -> None:
     assert strongly_connected({"a": {"b"}, "b": set()}) == []
 
 
-#: The one arrow from the runtime into the offline layer: ``Engine.load`` prepares a missing
-#: backbone variant at the first start (issue 31 leaves deciding who prepares to its phase B).
-RUNTIME_INTO_OFFLINE = {("wyoming_omnivoice.engine.core",
+#: The one arrow from the runtime into the offline layer: ``Engine.load`` (engine/loading.py)
+#: prepares a missing backbone variant at the first start (issue 31 leaves who prepares to
+#: its phase B).
+RUNTIME_INTO_OFFLINE = {("wyoming_omnivoice.engine.loading",
                          "wyoming_omnivoice.engine.offline.prepare")}
 
 

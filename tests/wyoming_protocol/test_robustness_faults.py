@@ -248,7 +248,7 @@ def test_cuda_failure_falls_back_to_cpu_only_with_auto(monkeypatch: pytest.Monke
                                                        caplog: pytest.LogCaptureFixture) -> None:
     """A GPU provider that fails to create sessions: auto falls back loudly, cuda stops."""
     from wyoming_omnivoice import engine as engine_api
-    from wyoming_omnivoice.engine import core, sessions
+    from wyoming_omnivoice.engine import loading, sessions
     from wyoming_omnivoice.engine.sessions import ProviderChoice
 
     real = sessions.choose_providers
@@ -258,7 +258,7 @@ def test_cuda_failure_falls_back_to_cpu_only_with_auto(monkeypatch: pytest.Monke
             return real(device)
         return ProviderChoice("cuda", ("NoSuchGpuExecutionProvider",))
 
-    monkeypatch.setattr(core, "choose_providers", broken_gpu)
+    monkeypatch.setattr(loading, "choose_providers", broken_gpu)
     monkeypatch.setattr(sessions, "choose_providers", broken_gpu)
     # the engine's public interface caches the name once it was asked for it
     monkeypatch.setattr(engine_api, "choose_providers", broken_gpu, raising=False)

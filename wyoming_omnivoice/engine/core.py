@@ -19,11 +19,11 @@ import numpy as np
 
 from wyoming_omnivoice.engine.decoder import DecodeItem, DecodeOptions, Decoder, DecodeStats
 from wyoming_omnivoice.engine.duration import estimate_num_frames
-from wyoming_omnivoice.engine.graphs import GraphSet, load_graphs
+from wyoming_omnivoice.engine.graphs import GraphSet
 from wyoming_omnivoice.engine.iobinding import StepRunner
 from wyoming_omnivoice.engine.layouts import BUCKETS, bucket_for, natural_length
-from wyoming_omnivoice.engine.model_files import ModelError, ModelPaths
-from wyoming_omnivoice.engine.offline.prepare import prepare_backbone
+from wyoming_omnivoice.engine.loading import load_model_graphs
+from wyoming_omnivoice.engine.model_files import ModelPaths
 from wyoming_omnivoice.engine.planning import (
     CHUNK_THRESHOLD_FRAMES,
     Plan,
@@ -33,9 +33,7 @@ from wyoming_omnivoice.engine.planning import (
     replan,
 )
 from wyoming_omnivoice.engine.postprocess import cross_fade_chunks, post_process
-from wyoming_omnivoice.engine.precision import VARIANTS, check_precision, resolve_precision
 from wyoming_omnivoice.engine.prefix_cache import CachedBackbone, check_prefix_cache
-from wyoming_omnivoice.engine.prepared_store import NotPreparable, discard_prepared
 from wyoming_omnivoice.engine.prompt import PromptBuilder
 from wyoming_omnivoice.engine.reference import (
     HOP_LENGTH,
@@ -45,7 +43,6 @@ from wyoming_omnivoice.engine.reference import (
     prepare_reference,
 )
 from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
-from wyoming_omnivoice.engine.sessions import choose_providers
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -172,52 +169,11 @@ class Engine:
         its packed layouts: they are used where they lie in its read-only memory map of the
         weights file (little anonymous memory; for one-off work such as canonical anchors).
         """
-        check_precision(precision)
         check_prefix_cache(prefix_cache)
-        paths = ModelPaths.from_dir(model_dir)
-        providers = choose_providers(device, allow_tf32=allow_tf32)
-        if device == "auto":
-            _LOGGER.info("device auto: trying %s", providers.device.upper())
-        precision = resolve_precision(precision, providers.device)
-        prepared = None
-        started = time.perf_counter()
-        if precision in VARIANTS:
-            try:
-                prepared = prepare_backbone(paths, precision, root=prepared_dir,
-                                            cache_dir=cache_dir)
-            except NotPreparable as err:  # loading the file as published says what is wrong
-                _LOGGER.warning("%s; loading the backbone as published", err)
-                precision = "published"
-            except (OSError, RuntimeError, ValueError) as err:
-                if isinstance(err, ModelError):
-                    raise
-                # A failing conversion costs speed, not the service.
-                _LOGGER.error("Could not prepare the %s backbone (%s); the server runs the "
-                              "published fp32 backbone (slower) this time and tries to "
-                              "prepare it again at the next start", precision, err)
-                precision = "published"
-        preparing = time.perf_counter() - started
-        if cuda_graph is None:
-            cuda_graph = prepared is not None
-        # The fused SkipSimplifiedLayerNormalization of CUDA returns zeros for large fp16
-        # inputs (onnxruntime#29034); keep the fp16 backbone's RMSNorm unfused there.
-        disabled = ("SkipLayerNormFusion",) if precision == "fp16" and \
-            providers.device == "cuda" else ()
-        try:
-            graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
-                                 cuda_graph=cuda_graph, disabled_optimizers=disabled,
-                                 prepack=prepack)
-        except ModelError as err:
-            if prepared is None:
-                raise
-            # Damage the record's sizes and samples do not catch: build it once more.
-            discard_prepared(prepared, str(err).split(". ")[0])
-            prepared = prepare_backbone(paths, precision, root=prepared_dir,
-                                        cache_dir=cache_dir)
-            graphs = load_graphs(paths, providers, prepared=prepared, threads=threads,
-                                 cuda_graph=cuda_graph, disabled_optimizers=disabled,
-                                 prepack=prepack)
-        graphs.load_seconds = {"prepared backbone": preparing, **graphs.load_seconds}
+        paths, graphs, precision = load_model_graphs(
+            model_dir, device, precision=precision, threads=threads, cuda_graph=cuda_graph,
+            allow_tf32=allow_tf32, prepared_dir=prepared_dir, cache_dir=cache_dir,
+            prepack=prepack)
         engine = cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
                      precision=precision, min_canvas_frames=min_canvas_frames)
         if prefix_cache >= 2:
