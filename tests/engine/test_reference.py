@@ -20,12 +20,11 @@ from wyoming_omnivoice.engine.reference import (
     HOP_LENGTH,
     PreparedReference,
     ReferenceEncoder,
-    VoicePrompt,
     load_reference_audio,
     prepare_reference,
-    read_prompt_extras,
     resample,
 )
+from wyoming_omnivoice.engine.voice_prompt import VoicePrompt, read_prompt_extras
 
 TINY = FIXTURES / "models" / "tiny"
 

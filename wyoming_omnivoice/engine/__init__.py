@@ -67,15 +67,15 @@ _PUBLIC = {
     "MIN_CANVAS_FRAMES": "core",
     "ModelError": "model_files",
     "NO_TRANSCRIPT_HINT": "reference",
-    "NUM_CODEBOOKS": "reference",
+    "NUM_CODEBOOKS": "voice_prompt",
     "PRECISIONS": "precision",
-    "PROMPT_FORMAT_VERSION": "reference",
+    "PROMPT_FORMAT_VERSION": "voice_prompt",
     "REQUIRED_FILES": "model_files",
     "SHORT_REPLY": "core",
     "SynthesisRequest": "planning",
     "TOKENIZER": "model_files",
     "VARIANTS": "precision",
-    "VoicePrompt": "reference",
+    "VoicePrompt": "voice_prompt",
     "advertised_language_code": "languages",
     "choose_providers": "sessions",
     "default_num_steps": "precision",
@@ -87,7 +87,7 @@ _PUBLIC = {
     "layout_problems": "model_files",
     "load_reference_audio": "reference",
     "normalize_instruct": "instruct",
-    "read_prompt_extras": "reference",
+    "read_prompt_extras": "voice_prompt",
     "resolve_language": "languages",
     "strict_language": "languages",
 }
@@ -124,13 +124,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.precision import default_num_steps as default_num_steps
     from wyoming_omnivoice.engine.precision import default_precision as default_precision
     from wyoming_omnivoice.engine.reference import NO_TRANSCRIPT_HINT as NO_TRANSCRIPT_HINT
-    from wyoming_omnivoice.engine.reference import NUM_CODEBOOKS as NUM_CODEBOOKS
-    from wyoming_omnivoice.engine.reference import PROMPT_FORMAT_VERSION as PROMPT_FORMAT_VERSION
-    from wyoming_omnivoice.engine.reference import VoicePrompt as VoicePrompt
     from wyoming_omnivoice.engine.reference import load_reference_audio as load_reference_audio
-    from wyoming_omnivoice.engine.reference import read_prompt_extras as read_prompt_extras
     from wyoming_omnivoice.engine.sessions import choose_providers as choose_providers
     from wyoming_omnivoice.engine.sessions import return_freed_memory as return_freed_memory
+    from wyoming_omnivoice.engine.voice_prompt import NUM_CODEBOOKS as NUM_CODEBOOKS
+    from wyoming_omnivoice.engine.voice_prompt import PROMPT_FORMAT_VERSION as PROMPT_FORMAT_VERSION
+    from wyoming_omnivoice.engine.voice_prompt import VoicePrompt as VoicePrompt
+    from wyoming_omnivoice.engine.voice_prompt import read_prompt_extras as read_prompt_extras
 
 
 __getattr__ = lazy_getattr(__name__, _PUBLIC, globals())

@@ -39,10 +39,10 @@ from wyoming_omnivoice.engine.reference import (
     HOP_LENGTH,
     PreparedReference,
     ReferenceEncoder,
-    VoicePrompt,
     prepare_reference,
 )
 from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
+from wyoming_omnivoice.engine.voice_prompt import VoicePrompt
 
 _LOGGER = logging.getLogger(__name__)
 
