@@ -16,10 +16,11 @@ def compare_int8(model: Path, work: Path) -> None:
     """The streamed int8 files against onnxruntime's, each in its own process."""
     script = ("import resource, sys, time; from pathlib import Path\n"
               "from wyoming_omnivoice.engine.offline.prepare import rewrite_backbone\n"
+              "from wyoming_omnivoice.engine.offline import int8_onnxruntime as o\n"
               "from wyoming_omnivoice.engine.offline import int8_streaming as s\n"
               "src, out = Path(sys.argv[2]), Path(sys.argv[3]); out.mkdir(parents=True)\n"
               "start = time.perf_counter(); model, _ = rewrite_backbone(src)\n"
-              "fn = s.quantize_int8 if sys.argv[1] == 'stream' else s.quantize_int8_onnxruntime\n"
+              "fn = s.quantize_int8 if sys.argv[1] == 'stream' else o.quantize_int8_onnxruntime\n"
               "fn(model, src.parent, out / 'backbone.onnx')\n"
               "print(f'{time.perf_counter() - start:.1f} '\n"
               "      f'{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9:.2f}')\n")

@@ -11,7 +11,7 @@ from conftest import FIXTURES
 from onnxruntime.quantization.quant_utils import quantize_data
 
 from wyoming_omnivoice.engine.model_files import BACKBONE
-from wyoming_omnivoice.engine.offline import int8_streaming, prepare
+from wyoming_omnivoice.engine.offline import int8_onnxruntime, int8_streaming, prepare
 
 SOURCE = FIXTURES / "models" / "tiny" / BACKBONE
 
@@ -20,7 +20,7 @@ def test_streamed_int8_files_are_byte_identical_to_onnxruntimes(tmp_path: Path) 
     (tmp_path / "ort").mkdir()
     (tmp_path / "ours").mkdir()
     model, _ = prepare.rewrite_backbone(SOURCE)
-    int8_streaming.quantize_int8_onnxruntime(model, SOURCE.parent, tmp_path / "ort" / "b.onnx")
+    int8_onnxruntime.quantize_int8_onnxruntime(model, SOURCE.parent, tmp_path / "ort" / "b.onnx")
     model, _ = prepare.rewrite_backbone(SOURCE)
     count = int8_streaming.quantize_int8(model, SOURCE.parent, tmp_path / "ours" / "b.onnx")
     assert count == 14  # 2 layers x 7 weight products

@@ -22,15 +22,15 @@ What it reproduces (onnxruntime 1.2x, ``op_types_to_quantize=["MatMul"]``,
   in onnxruntime's topological order, and every tensor whose raw bytes reach onnx's 1024-byte
   threshold written to ``<name>.data`` in onnx's order with no padding.
 
-``tests/engine/test_int8_streaming.py`` compares the result with ``quantize_dynamic``'s,
-file for file, on the tiny model; ``benchmarks/smallhost.py --compare-int8`` does it at the
-real size. Anything outside that pattern (a quantized weight also read by another node,
+``tests/engine/test_int8_streaming.py`` compares the result with ``quantize_dynamic``'s
+(onnxruntime's own path, :mod:`.int8_onnxruntime`), file for file, on the tiny model;
+``benchmarks/smallhost.py --compare-int8`` does it at the real size. Anything outside that
+pattern (a quantized weight also read by another node,
 subgraphs, float16 weights) raises :class:`StreamingUnsupported`.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -379,36 +379,3 @@ def _tensor_bytes(tensor: TensorProto, plan: _Plan, weights: _Weights) -> bytes 
     if tensor.HasField("raw_data"):
         return tensor.raw_data
     return None
-
-
-def quantize_int8_onnxruntime(model: onnx.ModelProto, weights_dir: Path, target: Path) -> None:
-    """onnxruntime's own ``quantize_dynamic`` on the same graph: the path this module
-    reproduces, kept to compare the two (the test and the benchmark). It holds the whole
-    model in memory, several times over."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    rewritten = target.with_name("rewritten.onnx")
-    full = onnx.ModelProto()
-    full.CopyFrom(model)
-    external_data_helper.load_external_data_for_model(full, str(weights_dir))
-    for tensor in full.graph.initializer:
-        tensor.ClearField("data_location")
-        del tensor.external_data[:]
-    onnx.save_model(full, str(rewritten), save_as_external_data=True,
-                    all_tensors_to_one_file=True, location=rewritten.name + ".data",
-                    size_threshold=SIZE_THRESHOLD)
-    del full
-    logging.disable(logging.WARNING)  # it logs every skipped tensor on the root logger
-    try:
-        quantize_dynamic(
-            rewritten, target, op_types_to_quantize=["MatMul"], per_channel=True,
-            reduce_range=False, weight_type=QuantType.QInt8, use_external_data_format=True,
-            # Only products with a weight matrix; the attention products stay fp32. ONNX
-            # shape inference does not know SimplifiedLayerNormalization: its outputs are fp32.
-            extra_options={"MatMulConstBOnly": True,
-                           "DefaultTensorType": TensorProto.FLOAT},
-        )
-    finally:
-        logging.disable(logging.NOTSET)
-        rewritten.unlink(missing_ok=True)
-        rewritten.with_name(rewritten.name + ".data").unlink(missing_ok=True)
