@@ -25,8 +25,8 @@ What it reproduces (onnxruntime 1.2x, ``op_types_to_quantize=["MatMul"]``,
 ``tests/engine/test_int8_streaming.py`` compares the result with ``quantize_dynamic``'s
 (onnxruntime's own path, :mod:`.int8_onnxruntime`), file for file, on the tiny model;
 ``benchmarks/smallhost.py --compare-int8`` does it at the real size. Anything outside that
-pattern (a quantized weight also read by another node,
-subgraphs, float16 weights) raises :class:`StreamingUnsupported`.
+pattern (a quantized weight also read by another node, subgraphs, float16 weights) raises
+:class:`StreamingUnsupported`.
 """
 
 from __future__ import annotations
