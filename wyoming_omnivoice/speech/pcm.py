@@ -11,6 +11,10 @@ from typing import Any
 
 import numpy as np
 
+#: Speech as the engine gives it and every part passes it on: float32 mono samples in [-1, 1]
+#: at the engine's sample rate (the one audio type of the service and both protocols).
+Audio = np.ndarray[Any, np.dtype[np.float32]]
+
 #: Bytes per sample (16-bit).
 SAMPLE_WIDTH = 2
 #: Mono.

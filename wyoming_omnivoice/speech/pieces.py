@@ -17,9 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Protocol
-
-import numpy as np
+from typing import Protocol
 
 from wyoming_omnivoice.speech.admission import Demand, RequestSlots
 from wyoming_omnivoice.speech.pacing import (
@@ -32,6 +30,7 @@ from wyoming_omnivoice.speech.pacing import (
     plan_piece,
     units_of,
 )
+from wyoming_omnivoice.speech.pcm import Audio
 from wyoming_omnivoice.speech.requests import Override, SpeechSettings
 from wyoming_omnivoice.speech.text_thread import TextThread
 from wyoming_omnivoice.speech.worker import InferenceWorker
@@ -41,7 +40,6 @@ from wyoming_omnivoice.voices.catalog import VoicePreset
 
 _LOGGER = logging.getLogger(__name__)
 
-Audio = np.ndarray[Any, np.dtype[np.float32]]
 
 
 class PieceService(Protocol):

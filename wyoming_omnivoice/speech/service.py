@@ -41,7 +41,8 @@ import numpy as np
 from wyoming_omnivoice.speech.admission import Demand, RequestSlots
 from wyoming_omnivoice.speech.errors import BUSY, SHUTTING_DOWN, TEXT_TOO_LONG, RequestError
 from wyoming_omnivoice.speech.pacing import PlayClock
-from wyoming_omnivoice.speech.pieces import Audio, AudioPiece, Speech
+from wyoming_omnivoice.speech.pcm import Audio
+from wyoming_omnivoice.speech.pieces import AudioPiece, Speech
 from wyoming_omnivoice.speech.request_builder import RequestBuilder
 from wyoming_omnivoice.speech.requests import Override, SpeechSettings, VoiceWish
 from wyoming_omnivoice.speech.text_thread import TextThread

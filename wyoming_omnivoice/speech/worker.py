@@ -41,9 +41,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-
 from wyoming_omnivoice.speech.pacing import DecodeSpeed, piece_frames
+from wyoming_omnivoice.speech.pcm import Audio
 from wyoming_omnivoice.voices.engine_thread import EngineThreadStopped
 
 if TYPE_CHECKING:
@@ -56,7 +55,6 @@ MAX_WINDOW_S = 0.010
 CALL_MAX_WAIT_S = 2.0
 
 T = TypeVar("T")
-Audio = np.ndarray[Any, np.dtype[np.float32]]
 
 
 class BusyError(RuntimeError):

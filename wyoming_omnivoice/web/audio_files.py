@@ -14,15 +14,13 @@ import asyncio
 import io
 import wave
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 
-from wyoming_omnivoice.speech.pcm import CHANNELS, SAMPLE_WIDTH, audio_to_pcm
+from wyoming_omnivoice.speech.pcm import CHANNELS, SAMPLE_WIDTH, Audio, audio_to_pcm
 from wyoming_omnivoice.web.errors import ApiError
 from wyoming_omnivoice.web.options import WebLimits
 
-Audio = np.ndarray[Any, np.dtype[np.float32]]
 FORMATS = {"wav": "audio/wav", "flac": "audio/flac", "pcm": "audio/pcm"}
 
 #: One decode at a time: a hostile file can hold at most this one thread.

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 
 from wyoming_omnivoice.anchors.cache import Anchor
+from wyoming_omnivoice.speech.pcm import Audio
 from wyoming_omnivoice.speech.request_builder import RequestBuilder
 from wyoming_omnivoice.speech.service import Override, SpeechService, VoiceWish
 from wyoming_omnivoice.voices.assets import VoiceAssets
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest, VoicePrompt
 
 T = TypeVar("T")
-Audio = np.ndarray[Any, np.dtype[np.float32]]
 
 
 class Reference(Protocol):

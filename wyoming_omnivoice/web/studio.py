@@ -19,6 +19,7 @@ from wyoming_omnivoice.anchors.cache import ANCHOR_SEED, Anchor, anchor_text_for
 from wyoming_omnivoice.engine import NO_TRANSCRIPT_HINT
 from wyoming_omnivoice.model.file_hash import sha256_file
 from wyoming_omnivoice.speech.errors import RequestError, request_error_for
+from wyoming_omnivoice.speech.pcm import Audio
 from wyoming_omnivoice.speech.worker import BusyError, WorkerStoppedError
 from wyoming_omnivoice.voices import cloned
 from wyoming_omnivoice.voices.assets import CLONE_PROMPT_CACHE
@@ -32,7 +33,7 @@ from wyoming_omnivoice.voices.transfer import (
     export_voice,
     parse_voice_file,
 )
-from wyoming_omnivoice.web.audio_files import Audio, decode_upload, sniff_audio
+from wyoming_omnivoice.web.audio_files import decode_upload, sniff_audio
 from wyoming_omnivoice.web.errors import ApiError, bad_request, not_found
 from wyoming_omnivoice.web.options import WebLimits
 from wyoming_omnivoice.web.speech import StudioSpeech
