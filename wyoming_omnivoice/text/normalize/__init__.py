@@ -47,7 +47,7 @@ _LOGGER = logging.getLogger(__name__)
 
 #: Languages with a full rule table (besides Chinese).
 FULL_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pl", "ru", "pt", "pt-BR", "sv", "da",
-                  "nb", "cs", "uk", "fi", "hu", "sk", "sl", "hr", "bg")
+                  "nb", "cs", "uk", "fi", "hu", "sk", "sl", "hr", "bg", "ca")
 #: Ids read with another table: Brazilian Portuguese has its own, Norwegian ("no") is read
 #: as Bokmål (else a region variant reads as its base language).
 REGIONAL = {"pt-br": "pt-BR", "no": "nb", "no-no": "nb"}
