@@ -5,7 +5,8 @@ devete godine".
 
 The last digit decides the noun's form (`slavic.last_digit_form`): 1 (and 21, 31 ...) the
 nominative singular, 2-4 the genitive singular ("dva stupnja", "dvije minute"), 5 and up,
-11-14 and a decimal the genitive plural ("pet stupnjeva"). The numeral agrees with the
+11-14 the genitive plural ("pet stupnjeva"); after a decimal the noun follows the
+last number said ("zarez pet stupnjeva", "zarez četiri kilovatsata"). The numeral agrees with the
 noun's gender ("jedan/jedna/jedno", "dva/dvije") and, for 1, with the preposition's case
 ("na jednu minutu", "do jednog stupnja"). num2words has no Croatian, so `cardinal` and
 `ordinal` are ours. Years are ordinals in Croatian ("1999. godine": "tisuću devetsto
@@ -162,6 +163,13 @@ def _case(before: str) -> str:
 
 
 def _form(num: Num, ctx: Context) -> int:
+    if num.fraction:
+        # the noun follows the last number said: "dvadeset jedan zarez pet stupnjeva",
+        # "dvanaest zarez četiri kilovatsata"
+        frac = num.fraction if len(num.fraction) <= 2 and not num.fraction.startswith(
+            "0") else num.fraction[-1]
+        last = S.last_digit_form(Num(False, frac, ""))
+        return S.FEW if last == S.FEW else S.MANY
     form = S.last_digit_form(num)
     if form == S.ONE and num.integer.lstrip("0") == "1":
         case = _case(ctx.before)
@@ -240,6 +248,13 @@ def _date(day: int, month: int, year: int | None, ctx: Context) -> str:
     return words + (f" {ordinal(year, 'f', 'gen')}" if year is not None else "")
 
 
+def _today(day: int, month: int, year: int | None) -> str:
+    """"Danas je peti ožujka (dvije tisuće dvadeset četvrte)": which day it is."""
+    words = f"{ordinal(day, 'm', 'nom')} {MONTHS[month - 1]}"
+    return words + (f" {ordinal(year, 'f', 'gen')}" if year is not None else "")
+
+
+_TODAY = S.today_date("[Dd]anas|[Ss]utra|[Jj]učer", MONTHS, _today)
 _YEAR_RE = re.compile(
     r"(?<![\w.,])(?P<y>1[1-9]\d\d|20\d\d)\.? (?P<g>godine|godini|godina|godinu)\b")
 _YEAR_CASE = {"godine": "gen", "godini": "loc", "godina": "nom", "godinu": "acc"}
@@ -250,6 +265,7 @@ _DAY_RANGE = S.day_range("[oO]d", "do", MONTHS, lambda d: ordinal(d, "m", "gen")
 def _prepare(text: str) -> str:
     """"1999. godine" -> the ordinal year; "5. 3. 2024." -> "5.3.2024" for the date pass;
     "od 1. do 3. prosinca"."""
+    text = _TODAY(text)
     text = _YEAR_RE.sub(lambda m: f"{ordinal(int(m.group('y')), 'f', _YEAR_CASE[m.group('g')])}"
                         f" {m.group('g')}", text)
     text = _SPACED_DATE_RE.sub(

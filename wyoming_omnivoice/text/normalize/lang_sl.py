@@ -212,14 +212,26 @@ def _date(day: int, month: int, year: int | None, ctx: Context) -> str:
     return words + (f" {N.cardinal(year, 'sl')}" if year is not None else "")
 
 
+NOMINATIVE_MONTHS = ("januar", "februar", "marec", "april", "maj", "junij", "julij",
+                     "avgust", "september", "oktober", "november", "december")
+
+
+def _today(day: int, month: int, year: int | None) -> str:
+    """"Danes je peti marec (dva tisoč štiriindvajset)": which day it is, in the nominative."""
+    words = f"{ordinal(day, 'm', 'nom')} {NOMINATIVE_MONTHS[month - 1]}"
+    return words + (f" {N.cardinal(year, 'sl')}" if year is not None else "")
+
+
+_TODAY = S.today_date("[Dd]anes|[Jj]utri|[Vv]čeraj", NOMINATIVE_MONTHS, _today)
 _DAY_RANGE = S.day_range("[oO]d", "do", MONTHS, lambda d: ordinal(d, "m", "gen"))
 _SPACED_DATE_RE = re.compile(r"(?<![\w.])(\d{1,2})\. (\d{1,2})\. (\d{4})(?!\d)")
 
 
 def _prepare(text: str) -> str:
     """"5. 3. 2024" (as Slovenes write it) -> "5.3.2024" for the date pass; then the day
-    ranges ("od 1. do 3. decembra")."""
-    return _DAY_RANGE(_SPACED_DATE_RE.sub(r"\1.\2.\3", text))
+    ranges ("od 1. do 3. decembra"); first the date that says which day it is ("Danes je
+    peti marec")."""
+    return _DAY_RANGE(_SPACED_DATE_RE.sub(r"\1.\2.\3", _TODAY(text)))
 
 
 RULES = Language(

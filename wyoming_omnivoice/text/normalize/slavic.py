@@ -155,3 +155,30 @@ def year_abbreviation(prepositions: str, abbreviation: str, locative: str,
         return f"{m.group('pre') or ''}{m.group('y')} {word}{end}"
 
     return lambda text: pattern.sub(year, text)
+
+
+def today_date(days: str, months: Iterable[str],
+               words: Callable[[int, int, int | None], str]) -> Callable[[str], str]:
+    """A rewrite of the date that says which day it is: "Danes je 5. 3. 2024" -> "Danes
+    je peti marec ..." (Slovene), "Danas je 5. ožujka" -> "Danas je peti ožujka"
+    (Croatian): the nominative, where a date elsewhere ("je 3. decembra", "on the 3rd") is
+    in the genitive. ``days`` is the regex of "today", "tomorrow" ...; ``words`` reads
+    (day, month, year)."""
+    names = list(months)
+    month = "|".join(re.escape(m) for m in names)
+    pattern = re.compile(
+        rf"\b(?P<pre>(?:{days}) (?:je|bo) )(?P<d>\d{{1,2}})\. ?(?:(?P<m>\d{{1,2}})\. ?"
+        rf"|(?P<name>{month}) ?)(?P<y>\d{{4}}(?:\.(?!\s*$))?)?(?!\d)")
+
+    def rewrite(m: re.Match[str]) -> str:
+        day = int(m.group("d"))
+        month_no = int(m.group("m")) if m.group("m") else names.index(m.group("name")) + 1
+        if not (1 <= day <= 31 and 1 <= month_no <= 12):
+            return m.group(0)
+        year = int(m.group("y").rstrip(".")) if m.group("y") else None
+        if m.group("m") and year is None:
+            return m.group(0)  # "5. 3." alone: not sure it is a date
+        tail = " " if m.group(0).endswith(" ") else ""
+        return m.group("pre") + words(day, month_no, year) + tail
+
+    return lambda text: pattern.sub(rewrite, text)
