@@ -120,7 +120,7 @@ _GENITIVE_WORDS = {
     "desať": "desiatich", "jedenásť": "jedenástich", "dvanásť": "dvanástich",
     "pätnásť": "pätnástich", "dvadsať": "dvadsiatich", "tridsať": "tridsiatich",
 }
-_APART_RE = re.compile(r"(tisíc|milión|milióny|miliónov)(?=\w)")
+_APART_RE = re.compile(r"((?>tisíc|miliónov|milióny|milión))(?=\w)")
 
 
 def _cardinal(value: int) -> str:

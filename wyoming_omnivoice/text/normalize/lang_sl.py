@@ -184,7 +184,12 @@ def ordinal(value: int, gender: str, case: str) -> str:
     ending = {("m", "nom"): "i", ("m", "acc"): "i", ("m", "gen"): "ega", ("m", "loc"): "em",
               ("n", "nom"): "o", ("n", "acc"): "o", ("n", "gen"): "ega", ("n", "loc"): "em",
               ("f", "nom"): "a", ("f", "acc"): "o", ("f", "gen"): "e", ("f", "loc"): "i"}
-    return words[:-1] + ending[(gender, case)] if words.endswith("i") else words
+    if not words.endswith("i"):
+        return words
+    end = ending[(gender, case)]
+    if gender == "n" and end == "o" and words.endswith(("ji", "či", "ši", "ži", "ci")):
+        end = "e"  # "tretje nadstropje", as after every soft consonant
+    return words[:-1] + end
 
 
 def _ordinal(value: int, suffix: str, ctx: Context) -> str:
