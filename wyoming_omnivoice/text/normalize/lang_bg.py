@@ -171,8 +171,17 @@ NOUNS = S.NounTable([
 ], units=[*UNITS.values(), *(n for pair in CURRENCIES.values() for n in pair)])
 
 
+#: Men counted: "двама души", "трима човека".
+_PERSONS = frozenset({"души", "човека", "мъже", "мъжа"})
+_PERSON_NUMERALS = {"две": "двама", "три": "трима", "четири": "четирима", "пет": "петима",
+                    "шест": "шестима"}
+
+
 def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
-    """"един градус", "една лампа", "едно устройство", "два сензора", "две лампи"."""
+    """"един градус", "една лампа", "едно устройство", "два сензора", "две лампи",
+    "двама души"."""
+    if noun and noun.split()[0].lower() in _PERSONS and words in _PERSON_NUMERALS:
+        return _PERSON_NUMERALS[words]
     known = NOUNS.get(noun)
     gender = known[0] if known else NOUNS.singular_gender(noun, ("а", "я"), ("о", "е"))
     return _gendered(words, gender) if gender else words
@@ -202,6 +211,8 @@ def _ordinal(value: int, suffix: str, ctx: Context) -> str:
 def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
     """"в седем часа", "в един часа", "в четиринайсет и трийсет"."""
     hours = _gendered(cardinal(hour), "m")
+    if minute <= 0 and hour == 0:
+        return "полунощ"
     if minute <= 0:
         return f"{hours} часа"
     return f"{hours} и {cardinal(minute)}"

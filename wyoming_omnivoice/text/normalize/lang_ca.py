@@ -100,6 +100,8 @@ def _feminine(words: str) -> str:
 
 
 def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
+    if words == "un" and ctx.before.lower() in ("número", "num"):
+        return "u"  # "el número u"
     return _feminine(words) if _gender(noun) == "f" else words
 
 
@@ -123,7 +125,9 @@ def _ordinal(value: int, suffix: str, ctx: Context) -> str:
 
 def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
     """"a les set", "a la una", "a les catorze i trenta", "a les set i cinc"."""
-    hours = _feminine(N.cardinal(hour, "ca")) if hour else "zero"
+    if hour == 0:
+        return "zero hores" if minute <= 0 else f"zero i {N.cardinal(minute, 'ca')}"
+    hours = _feminine(N.cardinal(hour, "ca"))
     return hours if minute <= 0 else f"{hours} i {N.cardinal(minute, 'ca')}"
 
 

@@ -233,9 +233,11 @@ def _ordinal(value: int, suffix: str, ctx: Context) -> str:
 
 
 def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
-    """"u sedam sati", "u jedan sat", "u dva sata", "u četrnaest i trideset"."""
+    """"u sedam sati", "u jedan sat", "u dva sata", "u četrnaest i trideset", "u ponoć"."""
     if minute > 0:
         return f"{cardinal(hour)} i {cardinal(minute)}"
+    if hour == 0:
+        return "ponoć"
     num = Num(False, str(hour), "")
     noun = UNITS["h"].form(S.last_digit_form(num))
     return f"{cardinal(hour)} {noun}"

@@ -113,13 +113,27 @@ _GENITIVE = frozenset({"do", "od", "z", "zo", "okolo", "počas", "bez", "u", "po
 _ONE = {("m", "nom"): "jeden", ("f", "nom"): "jedna", ("n", "nom"): "jedno",
         ("m", "acc"): "jeden", ("f", "acc"): "jednu", ("n", "acc"): "jedno",
         ("m", "gen"): "jedného", ("f", "gen"): "jednej", ("n", "gen"): "jedného"}
-#: Genitive of the simple cardinals ("do piatich minút"); compounds keep the nominative.
-_GENITIVE_WORDS = {
-    "dva": "dvoch", "dve": "dvoch", "tri": "troch", "štyri": "štyroch", "päť": "piatich",
-    "šesť": "šiestich", "sedem": "siedmich", "osem": "ôsmich", "deväť": "deviatich",
-    "desať": "desiatich", "jedenásť": "jedenástich", "dvanásť": "dvanástich",
-    "pätnásť": "pätnástich", "dvadsať": "dvadsiatich", "tridsať": "tridsiatich",
-}
+_GENITIVE_ONES = ("", "jeden", "dvoch", "troch", "štyroch", "piatich", "šiestich",
+                  "siedmich", "ôsmich", "deviatich")
+_GENITIVE_TEENS = ("desiatich", "jedenástich", "dvanástich", "trinástich", "štrnástich",
+                   "pätnástich", "šestnástich", "sedemnástich", "osemnástich",
+                   "devätnástich")
+_GENITIVE_TENS = ("", "", "dvadsiatich", "tridsiatich", "štyridsiatich", "päťdesiatich",
+                  "šesťdesiatich", "sedemdesiatich", "osemdesiatich", "deväťdesiatich")
+
+
+def _genitive(value: int) -> str | None:
+    """The genitive of a cardinal from 2 to 99, written apart as Slovak does in the oblique
+    cases: "piatich", "dvadsiatich dvoch" ("do dvadsiatich dvoch stupňov"); None above and
+    for 21, 31 ... (whose oblique forms we are not sure of: left in the nominative)."""
+    if not 2 <= value < 100 or (value > 20 and value % 10 == 1):
+        return None
+    if value < 10:
+        return _GENITIVE_ONES[value]
+    if value < 20:
+        return _GENITIVE_TEENS[value - 10]
+    tens, unit = divmod(value, 10)
+    return _GENITIVE_TENS[tens] + (f" {_GENITIVE_ONES[unit]}" if unit else "")
 _APART_RE = re.compile(r"((?>tisíc|miliónov|milióny|milión))(?=\w)")
 
 
@@ -174,7 +188,7 @@ def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
     if words == "jeden":
         return _ONE.get((gender, case), words)
     if case == "gen":
-        return _GENITIVE_WORDS.get(words, words)
+        return _genitive(int(num.integer)) or words
     if gender in ("f", "n") and words == "dva":
         return "dve"
     return words
@@ -237,7 +251,7 @@ def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
     minutes = "" if minute <= 0 else (" nula " if minute < 10 else " ") + _cardinal(minute)
     if ctx.before.lower() in ("o", "do", "od", "po", "okolo", "pred"):
         if hour == 0:
-            return "polnoci" if not minutes else None
+            return "polnoci" if not minutes else "nula" + minutes
         return ("jednej" if hour == 1 else ordinal(hour, "f", "gen")) + minutes
     if minutes:
         return ("nula" if hour == 0 else _agree(
@@ -256,12 +270,20 @@ def _date(day: int, month: int, year: int | None, ctx: Context) -> str:
 _VO_RE = re.compile(r"\b([vV]) (?=v|f|štvrt)")
 
 
+_TIMES_RE = re.compile(r"(?<![\w.,])(\d{1,3})-?krát\b")
+
+
 def _finish(text: str) -> str:
     """"v štvrtom" -> "vo štvrtom": the preposition as it is said."""
     return _VO_RE.sub(lambda m: m.group(1) + "o ", text)
 
 
 _DAY_RANGE = S.day_range("[oO]d", "do", MONTHS, lambda d: ordinal(d, "m", "gen"))
+
+
+def _prepare(text: str) -> str:
+    """"3-krát" -> "trikrát", then the day ranges ("od 1. do 3. mája")."""
+    return _DAY_RANGE(_TIMES_RE.sub(lambda m: _cardinal(int(m.group(1))) + "krát", text))
 
 RULES = Language(
     code="sk", decimal_word="celá", minus_word="mínus", plus_word="plus", and_word="a",
@@ -287,6 +309,6 @@ RULES = Language(
     ordinal_words=_ordinal,
     time_words=_time,
     date_words=_date,
-    prepare=_DAY_RANGE,
+    prepare=_prepare,
     finish=_finish,
 )

@@ -206,7 +206,7 @@ def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
         minute, "sl")
     if ctx.before.lower() in _HOUR:
         if hour == 0:
-            return "polnoči" if not minutes else None
+            return "polnoči" if not minutes else "nič" + minutes
         return _oblique(N.cardinal(hour, "sl")) + minutes
     return ("nič" if hour == 0 else N.cardinal(hour, "sl")) + minutes
 
