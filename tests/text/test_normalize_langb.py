@@ -187,3 +187,14 @@ def test_own_cardinals_read_digits_pairs_and_phone_numbers() -> None:
 ])
 def test_large_numbers(language: str, written: str, spoken: str) -> None:
     assert normalize_text(written, language) == spoken
+
+
+def test_side_by_side_tool_shows_the_new_languages(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tools import normalize_side_by_side as tool
+
+    monkeypatch.setattr("sys.argv", ["normalize_side_by_side.py"])
+    assert tool.main() == 0
+    out = capsys.readouterr().out
+    for language in CASES:
+        assert f"== {language} ({language}.tsv)" in out

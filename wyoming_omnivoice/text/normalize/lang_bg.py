@@ -179,9 +179,11 @@ _PERSON_NUMERALS = {"две": "двама", "три": "трима", "четир�
 
 def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
     """"един градус", "една лампа", "едно устройство", "два сензора", "две лампи",
-    "двама души"."""
+    "двама души", "на втори етаж"."""
     if noun and noun.split()[0].lower() in _PERSONS and words in _PERSON_NUMERALS:
         return _PERSON_NUMERALS[words]
+    if noun == "етаж" and not num.negative:
+        return ordinal(int(num.integer))  # "на 2 етаж" is said "на втори етаж"
     known = NOUNS.get(noun)
     gender = known[0] if known else NOUNS.singular_gender(noun, ("а", "я"), ("о", "е"))
     return _gendered(words, gender) if gender else words
