@@ -198,3 +198,15 @@ def test_side_by_side_tool_shows_the_new_languages(
     out = capsys.readouterr().out
     for language in CASES:
         assert f"== {language} ({language}.tsv)" in out
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_odd_input_is_read_without_a_failed_segment(
+        language: str, caplog: pytest.LogCaptureFixture) -> None:
+    # a rule that raises keeps its whole segment as written (and logs it): none may
+    odd = ("99999999999999999999 % 1:2:3 € 0.0.0 -- -5- 31/02/2024 32.13.2024 0:00 23:59 "
+           "RTX 4090 +421 900 123 456 1. 2. 3. 100. 2000. 1000000 0,05 -0,5 °C 12,345 kWh "
+           "[unclosed 5 31. 12. 1999 2000 г. 1999. godine 1r 30è 40a 0 h 0 min")
+    with caplog.at_level("WARNING"):
+        assert isinstance(normalize_text(odd, language), str)
+    assert not [r for r in caplog.records if "failed" in r.getMessage()]
