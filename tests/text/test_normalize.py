@@ -202,7 +202,8 @@ def test_supports_language() -> None:
                  "pt", "pt-PT", "pt-BR", "pt_BR", "Portuguese", "sv", "sv-SE", "Swedish",
                  "da", "Danish", "nb", "no", "nb-NO", "Norwegian Bokmål",
                  "cs", "Czech", "uk", "Ukrainian", "fi", "Finnish",
-                 "hu", "Hungarian"):
+                 "hu", "Hungarian", "sk", "Slovak", "sl", "sl-SI", "hr", "Croatian",
+                 "bg", "bg-BG", "Bulgarian", "ca", "ca-ES", "Catalan"):
         assert supports_language(lang), lang
     for lang in (None, "", "none", "ja", "xx"):
         assert not supports_language(lang), lang

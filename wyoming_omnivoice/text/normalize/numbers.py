@@ -10,12 +10,22 @@ the caller: digit-by-digit reading, pairs for model numbers, and very large valu
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
 from num2words import num2words
 
 _TOO_LARGE = 10**15  # read digit by digit beyond this
+#: Cardinals of languages num2words does not know (Croatian, Bulgarian), set by their
+#: ``lang_*.py`` with `own_cardinals`, so digits, pairs and phone numbers read there too.
+_OWN: dict[str, Callable[[int], str]] = {}
+
+
+def own_cardinals(lang: str, words: Callable[[int], str]) -> Callable[[int], str]:
+    """Use ``words`` for ``lang``'s cardinals here (num2words has none); returns it."""
+    _OWN[lang] = words
+    return words
 
 
 @dataclass(frozen=True)
@@ -55,13 +65,17 @@ def parse(match: re.Match[str]) -> Num:
 def cardinal(value: int, lang: str) -> str:
     if value >= _TOO_LARGE:
         return digits(str(value), lang)
+    if lang in _OWN:
+        return _OWN[lang](value)
     words = str(num2words(value, lang=lang))
     return words.replace(",", "") if lang == "en" else words
 
 
 def digits(text: str, lang: str, zero: str | None = None) -> str:
     """Digit by digit: "030" -> "null drei null"."""
-    return " ".join(zero if d == "0" and zero else num2words(int(d), lang=lang) for d in text)
+    own = _OWN.get(lang)
+    return " ".join(zero if d == "0" and zero else own(int(d)) if own else num2words(
+        int(d), lang=lang) for d in text)
 
 
 def ordinal(value: int, lang: str) -> str:

@@ -1,5 +1,5 @@
-"""What Polish, Czech, Russian and Ukrainian share: the noun form a numeral governs, and
-noun tables for the gender and case of the word after a number.
+"""What the Slavic languages (pl, cs, sk, ru, uk, hr, sl, bg) share: the noun form a
+numeral governs, and noun tables for the gender and case of the word after a number.
 
 Slavic numerals govern their noun: 1 takes the nominative singular ("jedna lampa"), 2-4 a
 paucal form (Polish/Czech/Ukrainian nominative plural "dwie lampy", Russian genitive
@@ -21,14 +21,15 @@ from collections.abc import Callable, Iterable, Mapping
 from wyoming_omnivoice.text.normalize.numbers import Num
 from wyoming_omnivoice.text.normalize.table import Noun
 
-ONE, FEW, MANY, FRACTION, ACCUSATIVE = range(5)
+ONE, FEW, MANY, FRACTION, ACCUSATIVE, DUAL = range(6)
 
 
 def noun(gender: str, one: str, few: str, many: str, fraction: str, acc: str = "",
-         tail: str = "") -> Noun:
-    """A unit or currency noun in the forms a numeral governs (`ONE` ... `ACCUSATIVE`; the
-    accusative is ``one`` unless given), each followed by ``tail`` ("za hodinu")."""
-    forms = (one, few, many, fraction, acc or one)
+         tail: str = "", dual: str = "") -> Noun:
+    """A unit or currency noun in the forms a numeral governs (`ONE` ... `DUAL`; the
+    accusative is ``one`` and the Slovene dual ``few`` unless given), each followed by
+    ``tail`` ("za hodinu")."""
+    forms = (one, few, many, fraction, acc or one, dual or few)
     return Noun(gender, tuple(f"{form} {tail}".strip() for form in forms))
 
 
@@ -43,6 +44,28 @@ def count_form(num: Num, few_after_teens: bool = True) -> int:
     if value % 10 in (2, 3, 4) and value % 100 not in (12, 13, 14) and few_after_teens:
         return FEW
     return MANY
+
+
+def last_digit_form(num: Num) -> int:
+    """Croatian (and Russian) rule: the last digit decides, so 21 takes `ONE` ("dvadeset
+    jedan stupanj") and 22 `FEW`; 11-14 take `MANY`."""
+    if num.fraction:
+        return FRACTION
+    value = int(num.integer)
+    if value % 10 == 1 and value % 100 != 11:
+        return ONE
+    return count_form(num)
+
+
+def dual_form(num: Num) -> int:
+    """Slovene rule: the last two digits decide: 1 `ONE`, 2 `DUAL` ("dve lučki"), 3 and 4
+    `FEW` ("tri lučke"), else `MANY` ("pet lučk", "enaindvajset stopinj")."""
+    if num.fraction:
+        return FRACTION
+    rest = int(num.integer) % 100
+    if int(num.integer) and rest == 1:
+        return ONE
+    return {2: DUAL, 3: FEW, 4: FEW}.get(rest, MANY)
 
 
 class NounTable:
@@ -132,3 +155,30 @@ def year_abbreviation(prepositions: str, abbreviation: str, locative: str,
         return f"{m.group('pre') or ''}{m.group('y')} {word}{end}"
 
     return lambda text: pattern.sub(year, text)
+
+
+def today_date(days: str, months: Iterable[str],
+               words: Callable[[int, int, int | None], str]) -> Callable[[str], str]:
+    """A rewrite of the date that says which day it is: "Danes je 5. 3. 2024" -> "Danes
+    je peti marec ..." (Slovene), "Danas je 5. ožujka" -> "Danas je peti ožujka"
+    (Croatian): the nominative, where a date elsewhere ("je 3. decembra", "on the 3rd") is
+    in the genitive. ``days`` is the regex of "today", "tomorrow" ...; ``words`` reads
+    (day, month, year)."""
+    names = list(months)
+    month = "|".join(re.escape(m) for m in names)
+    pattern = re.compile(
+        rf"\b(?P<pre>(?:{days}) (?:je|bo) )(?P<d>\d{{1,2}})\. ?(?:(?P<m>\d{{1,2}})\. ?"
+        rf"|(?P<name>{month}) ?)(?P<y>\d{{4}}(?:\.(?!\s*$))?)?(?!\d)")
+
+    def rewrite(m: re.Match[str]) -> str:
+        day = int(m.group("d"))
+        month_no = int(m.group("m")) if m.group("m") else names.index(m.group("name")) + 1
+        if not (1 <= day <= 31 and 1 <= month_no <= 12):
+            return m.group(0)
+        year = int(m.group("y").rstrip(".")) if m.group("y") else None
+        if m.group("m") and year is None:
+            return m.group(0)  # "5. 3." alone: not sure it is a date
+        tail = " " if m.group(0).endswith(" ") else ""
+        return m.group("pre") + words(day, month_no, year) + tail
+
+    return lambda text: pattern.sub(rewrite, text)
