@@ -23,8 +23,9 @@ GRAPH_ID_BASE = 9000
 #: Backbone precisions the check looks for, reference first (issue 30: the fused ones come
 #: from another branch; any other GPU variant the engine names is measured too).
 EXPECTED_PRECISIONS = ("fp32", "fp16", "fp16-fused", "fp32-fused")
-#: Prepared variants that do not run on a GPU.
+#: Prepared variants that do not run on a GPU, and the prefix of those that run only there.
 CPU_ONLY = ("int8",)
+GPU_ONLY_PREFIX = "fp16"
 
 
 def detect_precisions(device: str = "cuda", report: bool = True) -> list[str]:
@@ -40,9 +41,10 @@ def detect_precisions(device: str = "cuda", report: bool = True) -> list[str]:
                 variants.append(name)
             except ValueError:
                 pass
-    skip = CPU_ONLY if device == "cuda" else ()
     found = [p for p in EXPECTED_PRECISIONS if p in variants]
-    found += [p for p in variants if p not in found and p not in skip and p not in CPU_ONLY]
+    found += [p for p in variants if p not in found and p not in CPU_ONLY]
+    if device != "cuda":  # the CPU provider has no fp16 matrix products
+        found = [p for p in found if not p.startswith(GPU_ONLY_PREFIX)]
     if report:
         for name in EXPECTED_PRECISIONS:
             if name not in found:

@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 from dataclasses import asdict, is_dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -140,7 +141,9 @@ def batch_of_8(engine: Engine, texts: list[str], options: DecodeOptions, label: 
 
 
 def speed(engine: Engine, steps: int, repeats: int, requests: int,
-          figures: dict[str, Any]) -> None:
+          figures: dict[str, Any], checkpoint: Callable[[], None] = lambda: None) -> None:
+    """First audio, RTF, the two batches of 8 and memory; each part is kept in ``figures``
+    (and ``checkpoint`` called) as soon as it is measured."""
     options = DecodeOptions(num_step=steps)
     started = time.perf_counter()
     warmed = engine.warm_up()
@@ -159,11 +162,20 @@ def speed(engine: Engine, steps: int, repeats: int, requests: int,
     p50, p95 = 1000 * percentile(first, 0.5), 1000 * percentile(first, 0.95)
     print(f"  first audio, short reply ({len(SHORT)} chars, {steps} steps): p50 {p50:.1f} ms,"
           f" p95 {p95:.1f} ms of {repeats}; single-stream RTF {statistics.median(rtf):.4f}")
+    figures.update(first_audio_p50_ms=p50, first_audio_p95_ms=p95,
+                   rtf_single=statistics.median(rtf))
+    checkpoint()
     rounds = max(2, min(4, repeats // 3))
     mixed_s, mixed_rtf, mixed_phases = batch_of_8(
         engine, list(BATCH_TEXTS), options, "8 different short replies at once", rounds)
+    figures.update(rtf_aggregate_8=mixed_rtf, replies_per_s_8=8 / mixed_s,
+                   batch_8_ms=1000 * mixed_s, phases_mixed_8=mixed_phases)
+    checkpoint()
     copies_s, copies_rtf, copies_phases = batch_of_8(
         engine, [SHORT] * 8, options, "8 copies of one reply at once", rounds)
+    figures.update(rtf_copies_8=copies_rtf, copies_8_ms=1000 * copies_s,
+                   phases_copies_8=copies_phases)
+    checkpoint()
     started = time.perf_counter()
     marks = {}
     for index in range(requests):
@@ -174,12 +186,7 @@ def speed(engine: Engine, steps: int, repeats: int, requests: int,
     print(f"  GPU memory (CUDA context + this engine): after warm-up "
           f"{figures['gpu_mib_warm']:.0f} MiB, after {requests // 2} requests {half:.0f} MiB,"
           f" after {requests} {end:.0f} MiB ({time.perf_counter() - started:.1f} s)")
-    figures.update(first_audio_p50_ms=p50, first_audio_p95_ms=p95,
-                   rtf_single=statistics.median(rtf), rtf_aggregate_8=mixed_rtf,
-                   replies_per_s_8=8 / mixed_s, batch_8_ms=1000 * mixed_s,
-                   phases_mixed_8=mixed_phases, rtf_copies_8=copies_rtf,
-                   copies_8_ms=1000 * copies_s, phases_copies_8=copies_phases,
-                   gpu_mib_half=half, gpu_mib_end=end, gpu_mib_engine=end,
+    figures.update(gpu_mib_half=half, gpu_mib_end=end, gpu_mib_engine=end,
                    gpu_mib_growth=end - half, requests=requests)
 
 
@@ -207,7 +214,8 @@ def measure_precision(args: argparse.Namespace, precision: str, verdicts: list[V
             ("capture and forwards", lambda: capture_and_forwards(
                 engine, buckets or list(POSITIONS), args.repeats, precision, ours)),
             ("first audio, RTF, batches, memory", lambda: speed(
-                engine, args.steps, args.repeats, args.requests, ours))):
+                engine, args.steps, args.repeats, args.requests, ours,
+                lambda: save(args, figures, verdicts)))):
         try:
             run()
         except Exception as err:  # keep measuring the rest

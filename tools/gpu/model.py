@@ -9,7 +9,12 @@ the vocoder (``higgs_decoder``), the tokenizer, and the torch model under ``upst
 the side by side. The three codec encoders (voice cloning only) are skipped, and only the
 backbone is checked against torch: minutes of export that the check's device time cannot
 spare. Needs torch, transformers, onnx, onnxscript (on the machine) and upstream
-``omnivoice`` (carried in the kit).
+``omnivoice`` (carried in the kit). This full build took 136 s on the H200 machine (81 s of
+it the backbone's export), so ``check.sh all`` builds the language-model graphs with numpy
+instead (``benchmarks.random_model``, seeded, real size, about 36 s on 2 cores here) and
+only the real-size vocoder here, in parallel:
+
+    python -m tools.gpu.model --vocoder-only --out DIR   # DIR/higgs_decoder.onnx, seed 7
 """
 
 from __future__ import annotations
@@ -26,7 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--preset", default="real", choices=("mid", "real"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--vocoder-only", action="store_true",
+                        help="only the preset's Higgs decoder, as OUT/higgs_decoder.onnx")
     args = parser.parse_args(argv)
+    if args.vocoder_only:
+        return vocoder_only(args.preset, args.seed, args.out)
 
     import numpy as np
     import torch
@@ -73,6 +82,33 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     save_upstream(model, codec, built.text_tokenizer, out / "upstream")
     print(f"model in {out} ({time.monotonic() - started:.0f} s)", flush=True)
+    return 0
+
+
+def vocoder_only(preset_name: str, seed: int, out: Path) -> int:
+    """The preset's seeded Higgs decoder (the codec of ``build_torch_models``), exported alone
+    (the real one: about 20 s on the H200 machine, against 136 s for the whole model)."""
+    import torch
+
+    from tools.fixtures_lib import higgs, setup_logging
+    from tools.fixtures_lib.onnx_export import export_graph
+    from tools.fixtures_lib.presets import PRESETS
+    from tools.fixtures_lib.torch_models import CODEC_SEED_OFFSET
+    from tools.fixtures_lib.weights import round_to_bfloat16_values
+
+    setup_logging(False)
+    started = time.monotonic()
+    preset = PRESETS[preset_name]
+    codec = higgs.build_codec(preset.codec, seed=seed + CODEC_SEED_OFFSET)
+    if preset.round_weights:
+        round_to_bfloat16_values(codec)
+    modules = higgs.make_export_modules(codec)
+    out.mkdir(parents=True, exist_ok=True)
+    export_graph(modules["higgs_decoder"], (torch.randint(0, 1024, (8, 2, 6)),),
+                 out / "higgs_decoder.onnx", input_names=["codes"],
+                 output_names=["waveform_24k"],
+                 dynamic_axes={"codes": {1: "batch", 2: "frames"}}, external_data=False)
+    print(f"{preset_name} vocoder in {out} ({time.monotonic() - started:.0f} s)", flush=True)
     return 0
 
 
