@@ -24,8 +24,8 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import asdict, is_dataclass
 from collections.abc import Callable
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
