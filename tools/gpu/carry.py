@@ -16,7 +16,7 @@ names. ``plan`` measures this checkout's tree and the kit (``local/gpu-kit/call1
   the part in /tmp there), then ``check.sh all`` carrying part 2;
 * ``slim`` is for a session whose checkout is not this project (a small steering repo, as
   in the first run): it copies the package, tools, benchmarks, config, pyproject.toml,
-  README.md and the tiny fixture's tokenizer and codec (the random model's donor) into
+  README.md and the tiny fixture's tokenizer and vocoder (the random model's donor) into
   ``local/gpu-carry/`` with both parts under its ``local/gpu-kit/``, and prints the one
   call that carries it.
 """
@@ -37,7 +37,7 @@ KIT = Path("local/gpu-kit")
 SLIM_OUT = Path("local/gpu-carry")
 SLIM_PATHS = ("wyoming_omnivoice", "tools", "benchmarks", "config", "pyproject.toml",
               "README.md", "tests/fixtures/models/tiny/tokenizer.json",
-              "tests/fixtures/models/tiny/audio_tokenizer")
+              "tests/fixtures/models/tiny/audio_tokenizer/higgs_decoder.onnx")
 #: Device-call limits (seconds): the whole check, and the stash-only first call.
 ALL_TIMEOUT_S = 480
 STASH_TIMEOUT_S = 90

@@ -63,7 +63,8 @@ def placement_verdict(label: str, placed: list[tuple[str, str, str]] | str) -> V
     off_cuda = [(ep, op, n) for ep, op, n in placed if ep != CUDA_PROVIDER]
     counts = ", ".join(f"{ep} {count}" for ep, count in by_provider.most_common())
     figures = {"providers": dict(by_provider), "memcpy": len(memcpy), "off_cuda": len(off_cuda),
-               "off_cuda_ops": dict(Counter(op for _, op, _ in off_cuda))}
+               "off_cuda_ops": dict(Counter(op for _, op, _ in off_cuda)),
+               "off_cuda_nodes": [f"{n} ({op}) on {ep}" for ep, op, n in memcpy + off_cuda]}
     if not memcpy and not off_cuda:
         return Verdict(name, True, f"all {len(placed)} nodes on {CUDA_PROVIDER}, no Memcpy",
                        figures)
