@@ -132,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.precision:
         args.server_args += ["--precision", args.precision]
     out = Results(args.json)
+    # a time limit's SIGTERM ends this process through the finally below: the server too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
     log = Path(tempfile.mkdtemp(prefix="server-gpu-")) / "server.log"
     started = time.perf_counter()
     process, uri = start_server(args, log)

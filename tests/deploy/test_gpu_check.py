@@ -387,3 +387,15 @@ def test_server_benchmark_runs_end_to_end_on_the_cpu(tmp_path: Path) -> None:
     for key in ("first_audio_p50_ms", "stream_first_audio_ms", "stream_total_ms",
                 "replies_per_s_2"):
         assert got[key] > 0
+
+
+def test_the_summary_runs_when_the_model_cannot_be_built(tmp_path: Path) -> None:
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "GPU_WORK": str(tmp_path / "work"),
+           "GPU_KIT": str(tmp_path / "no-kit"), "PYTHON": sys.executable,
+           "LAYERS_DRY": "not-a-number"}
+    done = subprocess.run(["bash", str(REPO / "tools" / "gpu" / "check.sh"), "dry-run"],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "no model: nothing to measure" in done.stdout
+    assert "== summary" in done.stdout and "GPU CHECK FAIL" in done.stdout
+    assert (tmp_path / "out" / "check.log").read_text().count("GPU CHECK FAIL") == 1

@@ -91,10 +91,12 @@ PYEOF
 }
 
 build_model() {  # the real-size random model (seeded); the vocoder built in parallel
-  [ -f "$MODEL/llm_backbone_fp32.onnx" ] && { log "model already in $MODEL"; return 0; }
+  [ -f "$MODEL/.complete" ] && { log "model already in $MODEL"; return 0; }
+  rm -rf "$MODEL"  # a build cut short leaves files that look whole
   if [ "$MODEL_BUILD" = export ] || [ "$UPSTREAM" = 1 ]; then
     step 240 "model: torch export of every graph + upstream twin (-m tools.gpu.model)" \
-      "${TORCH_PY:-$PY}" -m tools.gpu.model --preset "${PRESET:-real}" --out "$MODEL" && return 0
+      "${TORCH_PY:-$PY}" -m tools.gpu.model --preset "${PRESET:-real}" --out "$MODEL" \
+      && { touch "$MODEL/.complete"; return 0; }
     rm -rf "$MODEL"
   fi
   local voc="$WORK/vocoder"
@@ -113,6 +115,7 @@ build_model() {  # the real-size random model (seeded); the vocoder built in par
   else
     log "real-size vocoder not built (exit $vrc): the TINY vocoder stays (its time is not the real one's)"
   fi
+  touch "$MODEL/.complete"
 }
 
 ordered_precisions() {  # fused ones first (the headline), then fp16, then the rest
@@ -132,7 +135,7 @@ ordered_precisions() {  # fused ones first (the headline), then fp16, then the r
 sections() {  # everything after the kit: the same here (dry run) and there
   probe
   "$PY" -c "from tools.gpu.engine import detect_precisions; detect_precisions('$DEVICE')"
-  build_model || { log "no model: nothing to measure"; return 1; }
+  build_model || { log "no model: nothing to measure"; summary; return 1; }
   step 120 "prepare every precision on the CPU (in parallel)" \
     "$PY" -m tools.gpu.prepare "$MODEL" --variants "${PRECISIONS:-auto}" --jobs 4
   local precs; precs=$(ordered_precisions)
@@ -164,7 +167,11 @@ sections() {  # everything after the kit: the same here (dry run) and there
   else
     log "upstream PyTorch: not run (UPSTREAM=1 with MODEL_BUILD=export runs it); the first run's figures are used"
   fi
-  DEADLINE=$(( DEADLINE + 60 )) step 60 "summary" "$PY" -m tools.gpu.summary "$OUT" "${up[@]}"
+  summary "${up[@]}"
+}
+
+summary() {  # always runs, past the deadline too
+  DEADLINE=$(( DEADLINE + 60 )) step 60 "summary" "$PY" -m tools.gpu.summary "$OUT" "$@"
 }
 
 stash() {
