@@ -4,25 +4,32 @@
   exits non-zero, whether asked for CUDA or for a CPU dry run;
 * the device and placement gates fail on every silent-fallback shape;
 * the wheel kit: parts split, carried to a store, joined and checked by sha256 (a corrupt or
-  missing part is refused); the fat-binary stripper keeps only the wanted architecture.
+  missing part is refused); the fat-binary stripper keeps only the wanted architecture;
+* the one-command flow: ``check.sh all`` on a cold machine says what to rerun; the device
+  call(s) planned from the tree and kit sizes; precisions detected; the summary judges each
+  figure against its target and passes only when every gate passes; the continuous-batching
+  section is one adjustable call (and "not present" without it).
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import struct
 import subprocess
 import sys
 import tarfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tools.gpu import fatbin
+from tools.gpu import carry, fatbin, figures, sched, targets
 from tools.gpu import kit as gpu_kit
+from tools.gpu.engine import detect_precisions
 from tools.gpu.gates import CUDA_PROVIDER, device_verdict, placement_verdict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -223,11 +230,172 @@ def test_fatbin_keeps_only_the_wanted_architecture(tmp_path: Path) -> None:
     assert fatbin.verify(out, {90}) == 0
 
 
-def test_call2_on_a_cold_machine_says_to_rerun_call1(tmp_path: Path) -> None:
+def run_script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OUT": str(tmp_path / "out"), "GPU_WORK": str(tmp_path / "work"),
-           "PYTHON": sys.executable}
-    done = subprocess.run(["bash", str(REPO / "tools" / "gpu" / "check.sh"), "call2"],
+           "GPU_KIT": str(tmp_path / "no-kit"), "PYTHON": sys.executable}
+    return subprocess.run(["bash", str(REPO / "tools" / "gpu" / "check.sh"), *args],
                           capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+
+
+def test_all_on_a_cold_machine_says_to_rerun_stash(tmp_path: Path) -> None:
+    done = run_script(tmp_path, "all")
     assert done.returncode == 3, done.stdout + done.stderr
-    assert "Rerun call1, then call2" in done.stdout
-    assert (tmp_path / "out" / "gpu_report.txt").read_text().count("call 1's work") == 1
+    assert "Rerun check.sh stash, then check.sh all AT ONCE" in done.stdout
+    assert "kit part 1 is not on this machine" in \
+        (tmp_path / "out" / "check.log").read_text()
+
+
+def test_check_script_names_its_verbs(tmp_path: Path) -> None:
+    done = run_script(tmp_path, "call1")
+    assert done.returncode == 2
+    assert "stash|all|dry-run" in done.stderr
+
+
+# -- what the device calls carry ---------------------------------------------------------
+MIB = 2**20
+
+
+def test_one_call_when_tree_and_kit_fit() -> None:
+    (call,) = carry.plan_calls(10 * MIB, 25 * MIB, 25 * MIB)
+    assert call.startswith('run(command="bash tools/gpu/check.sh all"')
+    assert '"local/gpu-kit/call1", "local/gpu-kit/call2"' in call
+
+
+def test_two_calls_when_this_projects_tree_and_kit_do_not_fit() -> None:
+    stash, full = carry.plan_calls(int(22.4 * MIB), int(28.7 * MIB), int(28.7 * MIB))
+    assert "check.sh stash" in stash and '["local/gpu-kit/call1"]' in stash
+    assert "check.sh all" in full and '["local/gpu-kit/call2"]' in full
+    assert f"timeout_s={carry.ALL_TIMEOUT_S}" in full and carry.ALL_TIMEOUT_S <= 600
+
+
+def test_no_call_when_a_part_cannot_travel_beside_the_tree() -> None:
+    assert carry.plan_calls(40 * MIB, 29 * MIB, 29 * MIB) == []
+
+
+def test_the_tree_that_travels_is_measured_from_git() -> None:
+    files = carry.tree_files()
+    assert REPO / "tools" / "gpu" / "check.sh" in files
+    assert not any(".venv" in f.parts or f.relative_to(REPO).parts[0] == "local"
+                   for f in files)
+
+
+# -- precisions, figures, summary -------------------------------------------------------
+def test_precisions_present_are_detected_and_the_rest_reported(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from wyoming_omnivoice.engine import precision
+
+    monkeypatch.setattr(precision, "VARIANTS", ("fp32", "int8", "fp16", "fp16-fused", "bf9"))
+    assert detect_precisions("cuda") == ["fp32", "fp16", "fp16-fused", "bf9"]
+    assert "precision fp32-fused: not present" in capsys.readouterr().out
+    assert detect_precisions("cpu", report=False) == ["fp32", "bf9"]
+
+
+def test_phase_table_reads_whatever_stats_the_engine_has() -> None:
+    @dataclass
+    class Stats:
+        total_s: float = 0.5
+        backbone_s: float = 0.2
+        steps: int = 32
+        extra: dict[str, float] = field(default_factory=lambda: {"vocoder_s": 0.1})
+
+    class FakeEngine:
+        last_stats = Stats()
+
+    table = figures.phases(FakeEngine(), 0.8)  # type: ignore[arg-type]
+    assert table == pytest.approx({"total_ms": 500.0, "backbone_ms": 200.0,
+                                   "vocoder_s_ms": 100.0, "outside_decode_ms": 300.0})
+    assert figures.phases(object(), 1.0) == {}  # type: ignore[arg-type]
+
+
+def test_summary_rows_judge_each_figure_against_its_target() -> None:
+    measured = {"fp16": {"forward_ms": {"96": 1.5}, "first_audio_p50_ms": 120.0,
+                         "rtf_single": 0.03},
+                "fp16-fused": {"rtf_single": 0.01},
+                "server": {"replies_per_s_8": 15.0}}
+    rows = {r[0]: r for r in targets.summary_rows(measured, ["fp16", "fp16-fused"])}
+    assert rows["forward at 96 positions (fp16)"][2:] == ("1.5 ms", "3.96 ms", "MET")
+    assert rows["first audio p50, short reply, engine (fp16)"][-1] == "MISSED"
+    assert rows["forward at 96 positions (fp16-fused)"][2:] == (
+        "not measured", "not measured", "not measured")
+    assert rows["vs upstream FlashInfer single-stream RTF (best precision)"][2:] == (
+        "0.01", "behind", "AHEAD")
+    assert rows["vs skwid replies/s at 8 concurrent (best precision)"][-1] == "AHEAD"
+    assert rows["8 concurrent clients, replies/s (server)"][-1] == "MET"
+
+
+def summary_of(tmp_path: Path, verdicts: list[dict[str, object]]) -> tuple[int, str]:
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    (out / "figures.json").write_text(json.dumps({
+        "fp16": {"placement": {}, "forward_ms": {"96": 1.0}}, "verdicts": verdicts}))
+    done = subprocess.run([sys.executable, "-m", "tools.gpu.summary", str(out)],
+                          capture_output=True, text=True, timeout=60, cwd=REPO)
+    return done.returncode, done.stdout
+
+
+def test_summary_passes_only_when_every_gate_passes(tmp_path: Path) -> None:
+    gates = [{"name": "device is CUDA, fp16 engine", "ok": True, "detail": "-"},
+             {"name": "node placement, fp16 backbone", "ok": True, "detail": "-"},
+             {"name": "CUDA graph capture in every bucket, fp16", "ok": True, "detail": "-"}]
+    rc, out = summary_of(tmp_path, gates)
+    assert rc == 0 and "GPU CHECK PASS" in out and "continuous batching" in out
+    assert "forward at 96 positions (fp16)" in out
+    gates[1]["ok"] = False
+    rc, out = summary_of(tmp_path, gates)
+    assert rc == 1 and "GPU CHECK FAIL: gates failed: node placement, fp16 backbone" in out
+    rc, out = summary_of(tmp_path, [])
+    assert rc == 1 and "no gate ran" in out
+
+
+def test_continuous_batching_is_one_adjustable_call(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+
+    class Concurrency:
+        @staticmethod
+        def main(argv: list[str]) -> int:
+            calls.append(argv)
+            raw = Path(argv[argv.index("--json") + 1])
+            raw.write_text(json.dumps({"header": ["clients", "replies/s"],
+                                       "rows": [[1, 3.0], [16, 20.0]]}))
+            return 0
+
+    result = sched.run_concurrency(Concurrency, TINY, "cpu", 8, (1, 16),
+                                   tmp_path / "concurrency.json")
+    assert result["rows"] == [[1, 3.0], [16, 20.0]]
+    assert calls and "--clients" in calls[0]
+
+    def missing(name: str) -> object:
+        raise ImportError(f"No module named {name!r}")
+
+    monkeypatch.setattr(sched.importlib, "import_module", missing)
+    out = tmp_path / "c.json"
+    assert sched.main([str(TINY), "--device", "cpu", "--json", str(out)]) == 0
+    assert "not present" in json.loads(out.read_text())["status"]
+
+
+@pytest.mark.slow
+def test_server_benchmark_runs_end_to_end_on_the_cpu(tmp_path: Path) -> None:
+    out = tmp_path / "server.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.server_gpu", "--model-dir", str(TINY), "--device",
+         "cpu", "--num-steps", "2", "--rounds", "1", "--clients", "2",
+         "--requests-per-client", "1", "--json", str(out)],
+        capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    got = json.loads(out.read_text())
+    for key in ("first_audio_p50_ms", "stream_first_audio_ms", "stream_total_ms",
+                "replies_per_s_2"):
+        assert got[key] > 0
+
+
+def test_the_summary_runs_when_the_model_cannot_be_built(tmp_path: Path) -> None:
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "GPU_WORK": str(tmp_path / "work"),
+           "GPU_KIT": str(tmp_path / "no-kit"), "PYTHON": sys.executable,
+           "LAYERS_DRY": "not-a-number"}
+    done = subprocess.run(["bash", str(REPO / "tools" / "gpu" / "check.sh"), "dry-run"],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "no model: nothing to measure" in done.stdout
+    assert "== summary" in done.stdout and "GPU CHECK FAIL" in done.stdout
+    assert (tmp_path / "out" / "check.log").read_text().count("GPU CHECK FAIL") == 1

@@ -1,25 +1,37 @@
 #!/usr/bin/env bash
-# GPU check (issue 11, item 5): fails unless the engine really runs on CUDA, then prints
-# every GPU figure next to its target. Run it first thing whenever a GPU machine is lent.
+# The GPU check (issue 30, items 7-9): fails unless the engine really runs on CUDA, then
+# prints every GPU figure next to its target, the first run's figure and the peers'.
 #
 # Here, once (PyPI reachable): bash tools/gpu/wheels.sh   -> local/gpu-kit/call1, call2
-# Then two device calls, the second AT ONCE after the first (the machine stays warm ~30 s
-# after a call; part 1, the model and call 1's figures live in /tmp there):
-#   run(command="bash tools/gpu/check.sh call1", carry=["local/gpu-kit/call1"], timeout_s=480)
-#   run(command="bash tools/gpu/check.sh call2", carry=["local/gpu-kit/call2"], timeout_s=480)
-# call1 (~5 min): stashes part 1 + small wheels, probes the machine, builds the real-size
-#   random model with tools/gpu/model.py (tools/build_fixtures.py's seeded weights, only
-#   the graphs the check runs; torch, transformers and onnxscript are there; 2.9 GB of
-#   weights cannot travel), prepares the backbone variants on the CPU, and runs upstream
-#   PyTorch on the GPU (upstream.py).
-# call2 (~4 min): joins the onnxruntime-gpu parts (sha256 per part and whole), then
-#   figures.py on CUDA: gates (device, node placement), capture per bucket, forwards,
-#   first audio, RTF, memory over 200 requests, agreements, upstream side by side.
-# If call2 finds no part 1 (the machine went cold), it says so: rerun call1, then call2.
-# Everything printed is also in $OUT (gpu_report.txt, figures.json, upstream.json, call1.log).
+# Then `python -m tools.gpu.carry plan` prints the exact device call(s). With this
+# project's tree (22.4 MiB) and the kit (57.5 MiB) over one call's 64 MiB, that is:
+#   run(command="bash tools/gpu/check.sh stash", carry=["local/gpu-kit/call1"], timeout_s=90)
+#   run(command="bash tools/gpu/check.sh all", carry=["local/gpu-kit/call2"], timeout_s=480)
+# the second AT ONCE after the first (a machine stays warm ~30 s). When tree + kit fit,
+# one call: `check.sh all` carrying both folders (it stashes what it carries itself).
 #
-#   bash tools/gpu/check.sh dry-run [MODEL_DIR]   # here, on CPU: same flow, small counts;
-#                                                      # must end "GPU CHECK FAIL" (no CUDA)
+# stash: puts kit part 1 and the small wheels in /tmp there (seconds).
+# all  : sections, each under its own time limit and the whole under DEADLINE seconds
+#   (a section that would start too late is skipped; the summary always runs):
+#   kit (join + check the parts) | probe | model (real-size random model, seeded: the
+#   language-model graphs exported from torch as the published ones, and the real vocoder,
+#   in two processes at once; numpy graphs if the export fails) | prepare (every
+#   precision present, in parallel on the CPU) | figures per precision (gates, capture,
+#   forwards, first audio, RTF, batches, phases, memory; one process each) | server end to
+#   end through the wyoming client | agreement with fp32 | continuous batching (when
+#   benchmarks.concurrency exists) | upstream PyTorch (UPSTREAM=1 only; its figures are
+#   known) | summary (every figure next to its target; GPU CHECK PASS/FAIL).
+#   Everything printed goes to $OUT/check.log as it comes; figures to $OUT/figures.json,
+#   $OUT/server.json, $OUT/concurrency.json after each section.
+# dry-run [MODEL_DIR]: the same flow here on the CPU with a small model and small counts;
+#   it must end "GPU CHECK FAIL" (no CUDA here).
+#
+# Knobs (environment): PRECISIONS (auto), SERVER_PRECISION (first fused one present, else
+# fp16), STEPS 32, REPEATS 10, REQUESTS 30, AGREE_STEPS 8, CLIENTS 8, DEADLINE 410,
+# MODEL_BUILD export|numpy (export: tools/gpu/model.py, the first run's weights and graph
+# structure, ~105 s with the vocoder apart; numpy: benchmarks.random_model, ~35 s, but a
+# hand-built graph whose node placement is not the published graph's), UPSTREAM 0|1 (the
+# torch twin and upstream eager side by side, +~60 s), LAYERS 28 (numpy only).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 MODE="${1:-}"
@@ -28,18 +40,27 @@ OUT="${OUT:-$PWD/local/gpu-out}"
 WORK="${GPU_WORK:-/tmp/ov-gpu}"
 STORE="$WORK/kit"
 KIT="${GPU_KIT:-local/gpu-kit}"
-MODEL="${GPU_MODEL_DIR:-$WORK/real}"
+MODEL="${GPU_MODEL_DIR:-$WORK/model}"
+DEVICE="${DEVICE:-cuda}" STEPS="${STEPS:-32}" REPEATS="${REPEATS:-10}"
+REQUESTS="${REQUESTS:-30}" AGREE_STEPS="${AGREE_STEPS:-8}" CLIENTS="${CLIENTS:-8}"
+DEADLINE="${DEADLINE:-410}" MODEL_BUILD="${MODEL_BUILD:-export}" UPSTREAM="${UPSTREAM:-0}"
+LAYERS="${LAYERS:-28}" MODEL_ARGS="${MODEL_ARGS:-}" ROUNDS="${ROUNDS:-10}"
 mkdir -p "$OUT" "$WORK"
 START=$(date +%s)
 
-log() { echo "[$(( $(date +%s) - START ))s] $*"; }
-step() {  # step SECONDS NAME COMMAND...: with a time limit; returns the command's status
-  local limit=$1 name=$2; shift 2
+elapsed() { echo $(( $(date +%s) - START )); }
+log() { echo "[$(elapsed)s] $*"; }
+step() {  # step SECONDS NAME COMMAND...: time-limited (and cut to the deadline); its status
+  local limit=$1 name=$2 left; shift 2
+  left=$(( DEADLINE - $(elapsed) ))
+  if [ "$left" -lt 15 ]; then log "== $name: SKIPPED, out of time (deadline ${DEADLINE}s)"; return 124; fi
+  [ "$left" -lt "$limit" ] && limit=$left
   log "== $name (limit ${limit}s)"
-  PYTHONUNBUFFERED=1 timeout "$limit" "$@" 2>&1 | grep --line-buffered -v -E \
-    "^\s*$|Warning: .*deprecat|TracerWarning|UserWarning"
+  local t0; t0=$(date +%s)
+  PYTHONUNBUFFERED=1 timeout -k 5 "$limit" "$@" 2>&1 | grep --line-buffered -v -E \
+    "^\s*$|Warning: .*deprecat|TracerWarning|UserWarning|SyntaxWarning|re\.match\(|warn\(\"Couldn"
   local rc=${PIPESTATUS[0]}
-  log "-- $name: exit $rc"
+  log "-- $name: exit $rc$([ "$rc" = 124 ] && echo ' (TIME LIMIT)') after $(( $(date +%s) - t0 ))s"
   return "$rc"
 }
 
@@ -56,116 +77,164 @@ PYEOF
   [ -n "$dirs" ] && export LD_LIBRARY_PATH="$dirs:${LD_LIBRARY_PATH:-}"
 }
 
-probe() {
-  log "python $("$PY" -V 2>&1 | cut -d' ' -f2) at $(command -v "$PY")"
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 || true
+probe() {  # no torch import here: seconds, not the first run's 25 s
+  log "python $("$PY" -V 2>&1 | cut -d' ' -f2) at $(command -v "$PY"), cpus $(nproc), /tmp free $(df -h /tmp | awk 'NR==2 {print $4}')"
+  nvidia-smi --query-gpu=name,memory.total,memory.used,driver_version --format=csv,noheader 2>&1 || true
   "$PY" - <<'PYEOF' 2>&1
 import importlib
-for mod in ("numpy", "onnx", "onnxruntime", "onnxscript", "tokenizers", "torch",
-            "transformers", "omnivoice", "soundfile", "num2words"):
+for mod in ("numpy", "onnx", "onnxruntime", "tokenizers", "wyoming", "soundfile", "num2words"):
     try:
         m = importlib.import_module(mod)
-        extra = ""
-        if mod == "onnxruntime":
-            extra = f" {m.get_available_providers()} from {m.__file__}"
-        if mod == "torch":
-            extra = f" cuda {m.version.cuda} available {m.cuda.is_available()}"
+        extra = f" {m.get_available_providers()} from {m.__file__}" if mod == "onnxruntime" else ""
         print(f"  {mod} {getattr(m, '__version__', '?')}{extra}")
     except Exception as err:
         print(f"  {mod}: MISSING ({type(err).__name__}: {err})")
 PYEOF
-  log "cpus $(nproc), /tmp free $(df -h /tmp | awk 'NR==2 {print $4}')"
+  git log -1 --format='  project at %h %s' 2>/dev/null || true
 }
 
-build_model() {  # the real-size random model, with the torch twin for upstream
-  [ -f "$MODEL/llm_backbone_fp32.onnx" ] && { log "model already in $MODEL"; return 0; }
-  step "${BUILD_LIMIT:-300}" "build ${PRESET:-real}-size random model (-m tools.gpu.model)" \
-    "${TORCH_PY:-$PY}" -m tools.gpu.model --preset "${PRESET:-real}" --out "$MODEL" \
-    && return 0
-  log "tools/gpu/model.py failed: numpy-only model instead (no upstream side by side)"
-  rm -rf "$MODEL"
-  step 200 "build random model (-m benchmarks.random_model)" \
-    "$PY" -m benchmarks.random_model --out "$MODEL" --layers 28
+build_model() {  # the real-size random model (seeded); the vocoder built in parallel
+  [ -f "$MODEL/.complete" ] && { log "model already in $MODEL"; return 0; }
+  rm -rf "$MODEL"  # a build cut short leaves files that look whole
+  local tpy="${TORCH_PY:-$PY}" voc="$WORK/vocoder" built=""
+  rm -rf "$voc"
+  ( "$tpy" -c "import torch, transformers" 2>/dev/null || exit 9
+    timeout 200 "$tpy" -m tools.gpu.model --vocoder-only --preset real --out "$voc" \
+      >"$WORK/vocoder.log" 2>&1 ) &
+  local vpid=$!
+  if [ "$MODEL_BUILD" = export ] && "$tpy" -c "import torch" 2>/dev/null; then
+    local twin=--no-upstream
+    [ "$UPSTREAM" = 1 ] && twin=""
+    step 200 "model: torch export of the language-model graphs, as the published (-m tools.gpu.model)" \
+      "$tpy" -m tools.gpu.model --preset real --out "$MODEL" --no-vocoder $twin && built=export
+  fi
+  if [ -z "$built" ]; then
+    [ "$MODEL_BUILD" = export ] && log "torch export not done: numpy graphs instead (their node placement is not the published graph's)"
+    rm -rf "$MODEL"
+    step 150 "model: numpy language-model graphs, $LAYERS layers (-m benchmarks.random_model)" \
+      "$PY" -m benchmarks.random_model --out "$MODEL" --layers "$LAYERS" $MODEL_ARGS || return 1
+    built=numpy
+  fi
+  wait "$vpid"; local vrc=$?
+  grep -v -E "Warning|^\s*$|warn\(" "$WORK/vocoder.log" 2>/dev/null | tail -3
+  mkdir -p "$MODEL/audio_tokenizer"
+  if [ "$vrc" = 0 ] && [ -f "$voc/higgs_decoder.onnx" ]; then
+    cp "$voc/higgs_decoder.onnx" "$MODEL/audio_tokenizer/higgs_decoder.onnx"
+    log "model: $built language-model graphs + the real-size vocoder (torch export, seed 7)"
+  else
+    [ -f "$MODEL/audio_tokenizer/higgs_decoder.onnx" ] || cp \
+      tests/fixtures/models/tiny/audio_tokenizer/higgs_decoder.onnx "$MODEL/audio_tokenizer/"
+    log "model: $built graphs; real-size vocoder not built (exit $vrc): the TINY vocoder (its time is not the real one's)"
+  fi
+  touch "$MODEL/.complete"
 }
 
-prepare() {  # the backbone variants, made once on the CPU provider (saves GPU minutes)
-  step "${PREPARE_LIMIT:-240}" "prepare backbone variants" \
-    "$PY" -m tools.gpu.prepare "$MODEL"
+ordered_precisions() {  # fused ones first (the headline), then fp16, then the rest
+  local all
+  if [ "${PRECISIONS:-auto}" = auto ]; then
+    all=$("$PY" -c "from tools.gpu.engine import detect_precisions as d; print(' '.join(d('$DEVICE', report=False)))")
+  else
+    all=${PRECISIONS//,/ }
+  fi
+  local p out=""
+  for p in $all; do [[ $p == *fused* ]] && out="$out $p"; done
+  for p in $all; do [ "$p" = fp16 ] && out="$out $p"; done
+  for p in $all; do [[ $p != *fused* ]] && [ "$p" != fp16 ] && out="$out $p"; done
+  echo $out
 }
 
-call1() {
-  log "== call 1: kit part 1, model, upstream"
+sections() {  # everything after the kit: the same here (dry run) and there
+  probe
+  "$PY" -c "from tools.gpu.engine import detect_precisions; detect_precisions('$DEVICE')"
+  build_model || { log "no model: nothing to measure"; summary; return 1; }
+  step 120 "prepare every precision on the CPU (in parallel)" \
+    "$PY" -m tools.gpu.prepare "$MODEL" --variants "${PRECISIONS:-auto}" --jobs 4
+  local precs; precs=$(ordered_precisions)
+  log "precisions, in order: $precs"
+  for p in $precs; do
+    step "${FIGURES_LIMIT:-100}" "figures: $p on $DEVICE" "$PY" -m tools.gpu.figures "$MODEL" \
+      --device "$DEVICE" --precisions "$p" --json "$OUT/figures.json" --repeats "$REPEATS" \
+      --requests "$REQUESTS" --steps "$STEPS"
+  done
+  local sp="${SERVER_PRECISION:-}"
+  if [ -z "$sp" ]; then
+    for p in $precs; do [[ $p == *fused* ]] && { sp=$p; break; }; done
+    sp=${sp:-fp16}
+  fi
+  step "${SERVER_LIMIT:-100}" "server end to end: $sp, $CLIENTS clients (-m benchmarks.server_gpu)" \
+    "$PY" -m benchmarks.server_gpu --model-dir "$MODEL" --device "$DEVICE" --precision "$sp" \
+    --num-steps "$STEPS" --rounds "$ROUNDS" --clients "$CLIENTS" --json "$OUT/server.json" \
+    --log "$OUT/server.log" --server-arg=--canonical-anchors --server-arg=never
+  step 90 "agreement with fp32 (deterministic, $AGREE_STEPS steps)" "$PY" -m tools.gpu.figures \
+    "$MODEL" --device "$DEVICE" --agreement --precisions "$(echo $precs | tr ' ' ,)" \
+    --agree-steps "$AGREE_STEPS" --json "$OUT/figures.json"
+  step 120 "continuous batching, 1-16 clients (-m tools.gpu.sched)" "$PY" -m tools.gpu.sched \
+    "$MODEL" --device "$DEVICE" --steps "$STEPS" --json "$OUT/concurrency.json"
+  local up=()
+  if [ "$UPSTREAM" = 1 ] && [ -d "$MODEL/upstream" ]; then
+    step 100 "upstream PyTorch eager on the same weights" "${TORCH_PY:-$PY}" -m tools.gpu.upstream \
+      "$MODEL" --device "$DEVICE" --repeats "$REPEATS" --steps "$STEPS" --json "$OUT/upstream.json" \
+      && up=(--upstream "$OUT/upstream.json")
+  else
+    log "upstream PyTorch: not run (UPSTREAM=1 runs it); the first run's figures are used"
+  fi
+  summary "${up[@]}"
+}
+
+summary() {  # always runs, past the deadline too
+  DEADLINE=$(( DEADLINE + 60 )) step 60 "summary" "$PY" -m tools.gpu.summary "$OUT" "$@"
+}
+
+stash() {
+  log "== stash: kit part 1 and the small wheels into $WORK"
   "$PY" -m tools.gpu.kit stash "$KIT/call1" "$STORE" || return 1
   "$PY" -m tools.gpu.kit unpack-py "$KIT/call1" "$WORK/py" || return 1
-  export PYTHONPATH="$WORK/py:$PWD:${PYTHONPATH:-}"
-  probe
-  build_model || return 1
-  prepare
-  if [ -d "$MODEL/upstream" ]; then
-    step "${UPSTREAM_LIMIT:-240}" "upstream PyTorch on the same weights" \
-      "$PY" -m tools.gpu.upstream "$MODEL" --device "${DEVICE:-cuda}" \
-      --repeats "${REPEATS:-20}" --steps "${STEPS:-32}" --json "$STORE/upstream.json"
-    cp "$STORE/upstream.json" "$OUT/" 2>/dev/null
-  fi
-  touch "$WORK/call1.done"
-  log "call 1 done: now call 2 at once (carry local/gpu-kit/call2)"
+  log "stashed: now at once run check.sh all carrying $KIT/call2"
 }
 
-call2() {
-  log "== call 2: onnxruntime-gpu, figures"
-  if [ ! -f "$WORK/call1.done" ] || [ ! -f "$MODEL/llm_backbone_fp32.onnx" ]; then
-    log "FAIL: call 1's work is not on this machine (it went cold between the calls)."
-    log "Rerun call1, then call2 immediately after it."
+all() {
+  log "== GPU check, all sections (deadline ${DEADLINE}s)"
+  if [ -d "$KIT/call1" ]; then stash || return 1; fi
+  if [ ! -d "$WORK/py" ] || [ ! -f "$STORE/ort.tar.xz.part-1" ]; then
+    log "FAIL: kit part 1 is not on this machine (not carried, and the stash call's work is"
+    log "gone: the machine went cold). Rerun check.sh stash, then check.sh all AT ONCE."
     return 3
   fi
-  "$PY" -m tools.gpu.kit stash "$KIT/call2" "$STORE" || return 1
+  [ -d "$KIT/call2" ] && { "$PY" -m tools.gpu.kit stash "$KIT/call2" "$STORE" || return 1; }
   rm -rf "$WORK/ort"
-  "$PY" -m tools.gpu.kit join "$STORE" "$WORK/ort" || return 1
+  step 90 "kit: join and check the onnxruntime-gpu parts" "$PY" -m tools.gpu.kit join "$STORE" \
+    "$WORK/ort" || { log "FAIL: no onnxruntime-gpu (rerun check.sh stash, then all)"; return 3; }
   export PYTHONPATH="$WORK/ort:$WORK/py:$PWD:${PYTHONPATH:-}"
   cuda_libs
-  probe
-  step "${FIGURES_LIMIT:-420}" "figures" "$PY" -m tools.gpu.figures "$MODEL" \
-    --device "${DEVICE:-cuda}" --upstream "$STORE/upstream.json" --json "$OUT/figures.json" \
-    --repeats "${REPEATS:-20}" --requests "${REQUESTS:-200}" --steps "${STEPS:-32}" \
-    ${FIGURE_ARGS:-}
+  sections
 }
 
-dry_run() {  # here, on CPU: the kit's carry path, then the whole flow with small counts
-  export GPU_WORK="${GPU_WORK:-/tmp/ov-gpu-dry}" DEVICE=cpu REPEATS=3 REQUESTS=10 STEPS=8
-  WORK="$GPU_WORK"; STORE="$WORK/kit"; MODEL="${2:-${GPU_MODEL_DIR:-/work/bench-out/gpu/mid-kit}}"
-  PRESET="${PRESET:-mid}"; TORCH_PY="${DEV_PYTHON:-/work/devenv/bin/python}"
-  rm -rf "$WORK"; mkdir -p "$WORK"
-  [ -d "$KIT/call1" ] || { log "no kit: run tools/gpu/wheels.sh first"; return 1; }
-  "$PY" -m tools.gpu.kit stash "$KIT/call1" "$STORE" || return 1
-  "$PY" -m tools.gpu.kit stash "$KIT/call2" "$STORE" || return 1
-  "$PY" -m tools.gpu.kit join "$STORE" "$WORK/ort" || return 1
-  log "joined kit: $(du -sh "$WORK/ort" | cut -f1), CUDA provider $(stat -c %s \
-    "$WORK/ort/onnxruntime/capi/libonnxruntime_providers_cuda.so") bytes (cp312: not \
-imported here)"
-  "$PY" -m tools.gpu.kit unpack-py "$KIT/call1" "$WORK/py" || return 1
-  # the small wheels are for Python 3.12 there; here the venvs have them
-  probe
-  build_model || return 1
-  prepare
-  if [ -n "${DRY_UPSTREAM_JSON:-}" ]; then  # figures of an earlier dry run (slow on CPU)
-    cp "$DRY_UPSTREAM_JSON" "$STORE/upstream.json" && log "upstream figures from $DRY_UPSTREAM_JSON"
-  elif [ -d "$MODEL/upstream" ]; then
-    step 900 "upstream PyTorch on the same weights (cpu)" env PYTHONPATH="$PWD" \
-      "$TORCH_PY" -m tools.gpu.upstream "$MODEL" --device cpu --threads 1 --repeats 2 \
-      --steps "$STEPS" --json "$STORE/upstream.json"
+dry_run() {  # here, on the CPU: the kit's carry path, then the whole flow with small counts
+  WORK="${GPU_WORK:-/tmp/ov-gpu-dry}"; STORE="$WORK/kit"
+  MODEL="${2:-$WORK/model}"; DEVICE=cpu; STEPS=4; REPEATS=2; REQUESTS=4; AGREE_STEPS=2
+  CLIENTS=2; ROUNDS=2; LAYERS="${LAYERS_DRY:-2}"; FIGURES_LIMIT=200; MODEL_BUILD=numpy
+  MODEL_ARGS="--hidden 256 --inter 768 --heads 4 --kv-heads 2 --head-dim 64 --text-vocab 4096"
+  SERVER_PRECISION="${SERVER_PRECISION:-fp32}"; DEADLINE="${DEADLINE_DRY:-900}"
+  SERVER_LIMIT=200
+  rm -rf "$WORK" "$OUT"/*.json; mkdir -p "$WORK"
+  if [ -d "$KIT/call1" ] && [ -d "$KIT/call2" ]; then
+    "$PY" -m tools.gpu.kit stash "$KIT/call1" "$STORE" && "$PY" -m tools.gpu.kit stash \
+      "$KIT/call2" "$STORE" && "$PY" -m tools.gpu.kit join "$STORE" "$WORK/ort" || return 1
+    log "joined kit: $(du -sh "$WORK/ort" | cut -f1) (cp312: not imported here)"
+    "$PY" -m tools.gpu.kit unpack-py "$KIT/call1" "$WORK/py" || return 1
+  else
+    log "no kit here (tools/gpu/wheels.sh makes it): kit steps skipped"
   fi
-  touch "$WORK/call1.done"
-  step 900 "figures (cpu)" "$PY" -m tools.gpu.figures "$MODEL" --device cpu \
-    --upstream "$STORE/upstream.json" --json "$OUT/figures.json" --repeats "$REPEATS" \
-    --requests "$REQUESTS" --steps "$STEPS" --agree-steps 4
+  export PYTHONPATH="$PWD:${PYTHONPATH:-}"  # the small wheels are cp312: the venv has them
+  sections
 }
 
 case "$MODE" in
-  call1) call1 2>&1 | tee "$OUT/call1.log" ;;
-  call2) call2 2>&1 | tee "$OUT/gpu_report.txt" ;;
-  dry-run) dry_run "$@" 2>&1 | tee "$OUT/gpu_report.txt" ;;
-  *) echo "usage: $0 call1|call2|dry-run [MODEL_DIR]" >&2; exit 2 ;;
+  stash) stash 2>&1 | tee "$OUT/check.log" ;;
+  all) all 2>&1 | tee "$OUT/check.log" ;;
+  dry-run) dry_run "$@" 2>&1 | tee "$OUT/check.log" ;;
+  *) echo "usage: $0 stash|all|dry-run [MODEL_DIR]" >&2; exit 2 ;;
 esac
 rc=${PIPESTATUS[0]}
-log "exit $rc"
+log "exit $rc ($(elapsed) s)"
 exit "$rc"

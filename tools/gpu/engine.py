@@ -20,6 +20,42 @@ from wyoming_omnivoice.engine.offline import prepare as prepare_module
 
 #: Graph ids of the check's own captures, far from the engine's bucket ids.
 GRAPH_ID_BASE = 9000
+#: Backbone precisions the check looks for, reference first (issue 30: the fused ones come
+#: from another branch; any other GPU variant the engine names is measured too).
+EXPECTED_PRECISIONS = ("fp32", "fp16", "fp16-fused", "fp32-fused")
+#: Prepared variants that do not run on a GPU, and the prefix of those that run only there.
+CPU_ONLY = ("int8",)
+GPU_ONLY_PREFIX = "fp16"
+
+
+def detect_precisions(device: str = "cuda", report: bool = True) -> list[str]:
+    """The backbone precisions this engine version prepares, for ``device``: those of
+    ``wyoming_omnivoice.engine.precision.VARIANTS`` (or, without that list, the expected
+    names ``check_precision`` accepts). The expected ones it lacks are printed "not present"."""
+    variants = getattr(precision_module, "VARIANTS", None)
+    if variants is None:
+        variants = []
+        for name in EXPECTED_PRECISIONS:
+            try:
+                precision_module.check_precision(name)
+                variants.append(name)
+            except ValueError:
+                pass
+    found = [p for p in EXPECTED_PRECISIONS if p in variants]
+    found += [p for p in variants if p not in found and p not in CPU_ONLY]
+    if device != "cuda":  # the CPU provider has no fp16 matrix products
+        found = [p for p in found if not p.startswith(GPU_ONLY_PREFIX)]
+    if report:
+        for name in EXPECTED_PRECISIONS:
+            if name not in found:
+                print(f"precision {name}: not present in this engine", flush=True)
+    return found
+
+
+def available_providers() -> list[str]:
+    import onnxruntime as ort
+
+    return list(ort.get_available_providers())
 
 
 def load_engine(model_dir: Path, device: str, precision: str, *,

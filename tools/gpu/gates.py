@@ -16,6 +16,8 @@ from typing import Any
 
 CUDA_PROVIDER = "CUDAExecutionProvider"
 SHOWN = 6
+#: Verdict names that are gates: a run passes only when every one of them passes.
+GATE_PREFIXES = ("device is CUDA", "node placement", "CUDA graph capture")
 
 
 @dataclass
@@ -30,7 +32,8 @@ class Verdict:
 
 
 def device_verdict(available: list[str], engine_device: str,
-                   session_providers: dict[str, list[str]]) -> Verdict:
+                   session_providers: dict[str, list[str]],
+                   label: str = "device is CUDA") -> Verdict:
     """PASS only when onnxruntime has the CUDA provider, the engine says CUDA and every
     session's first provider is CUDA (``session_providers``: graph label -> providers)."""
     problems = []
@@ -43,7 +46,7 @@ def device_verdict(available: list[str], engine_device: str,
         problems.append(f"sessions not on CUDA: {off}")
     detail = "; ".join(problems) if problems else (
         f"engine on CUDA, all {len(session_providers)} sessions lead with {CUDA_PROVIDER}")
-    return Verdict("device is CUDA", not problems, detail,
+    return Verdict(label, not problems, detail,
                    {"available": available, "engine_device": engine_device,
                     "sessions": session_providers})
 
@@ -60,13 +63,16 @@ def placement_verdict(label: str, placed: list[tuple[str, str, str]] | str) -> V
     off_cuda = [(ep, op, n) for ep, op, n in placed if ep != CUDA_PROVIDER]
     counts = ", ".join(f"{ep} {count}" for ep, count in by_provider.most_common())
     figures = {"providers": dict(by_provider), "memcpy": len(memcpy), "off_cuda": len(off_cuda),
-               "off_cuda_ops": dict(Counter(op for _, op, _ in off_cuda))}
+               "off_cuda_ops": dict(Counter(op for _, op, _ in off_cuda)),
+               "off_cuda_nodes": [f"{n} ({op}) on {ep}" for ep, op, n in memcpy + off_cuda]}
     if not memcpy and not off_cuda:
         return Verdict(name, True, f"all {len(placed)} nodes on {CUDA_PROVIDER}, no Memcpy",
                        figures)
+    ops = ", ".join(f"{op} {n}" for op, n in Counter(
+        op for _, op, _ in off_cuda).most_common())
     shown = ", ".join(f"{n} ({op}) on {ep}" for ep, op, n in (memcpy + off_cuda)[:SHOWN])
-    return Verdict(name, False, f"{counts}; {len(memcpy)} Memcpy, {len(off_cuda)} off CUDA: "
-                   f"{shown}", figures)
+    return Verdict(name, False, f"{counts}; {len(memcpy)} Memcpy, {len(off_cuda)} off CUDA "
+                   f"({ops or '-'}): {shown}", figures)
 
 
 def target_verdict(name: str, value: float, limit: float, unit: str = "",

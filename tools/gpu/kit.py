@@ -56,6 +56,9 @@ PINS = {
         "3d57d862a56133070ba6a737b8095bfc94716b41b7684e7a98d2d5b049495db7",
     "proces-0.1.7-py3-none-any.whl":
         "308325bbc96877263f06e57e5e9c760c4b42cc722887ad60be6b18fc37d68762",
+    # the server and its client, for the end-to-end section (benchmarks/server_gpu.py)
+    "wyoming-1.10.2-py3-none-any.whl":
+        "08aec17ccad4d72fc3f919ab741beacf3f23a1df24c8b9a317ebc6e02d2b227c",
 }
 #: NVIDIA's cuobjdump, to check the stripped library (not carried; see check_cubins).
 CUOBJDUMP_WHEEL = ("nvidia_cuda_cuobjdump-13.5.37-py3-none-manylinux2014_x86_64."
@@ -239,13 +242,26 @@ def check_cubins(wheel_dir: Path, original: Path, stripped: Path) -> None:
           "the original, byte for byte")
 
 
+def build_py(wheel_dir: Path, call1: Path) -> None:
+    """``call1/py.tar.xz``: every pinned wheel but onnxruntime-gpu, unpacked and packed (the
+    ort parts stay as they are: ``build-py`` after a new small pin costs seconds)."""
+    check_pins(wheel_dir, {k: v for k, v in PINS.items() if k != ORT_WHEEL})
+    with tempfile.TemporaryDirectory() as folder:
+        for name in PINS:
+            if name != ORT_WHEEL:
+                unpack_wheel(wheel_dir / name, Path(folder))
+        call1.mkdir(parents=True, exist_ok=True)
+        pack(Path(folder), call1 / "py.tar.xz")
+    add_sum(call1, "py.tar.xz", sha256_of(call1 / "py.tar.xz"))
+
+
 def build(wheel_dir: Path, kit: Path) -> None:
     check_pins(wheel_dir)
     staging = kit / "staging"
     shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(kit / "call1", ignore_errors=True)
     shutil.rmtree(kit / "call2", ignore_errors=True)
-    ort_site, py_site = staging / "ort", staging / "py"
+    ort_site = staging / "ort"
     unpack_wheel(wheel_dir / ORT_WHEEL, ort_site, drop=ORT_DROPPED)
     so = ort_site / CUDA_PROVIDER_SO
     original = staging / "original_cuda_provider.so"
@@ -260,15 +276,9 @@ def build(wheel_dir: Path, kit: Path) -> None:
     kept = sum(stats["kept"].values()) / 1e6
     dropped = sum(stats["dropped"].values()) / 1e6
     print(f"CUDA provider: kept {kept:.1f} MB of sm_90 kernels, zeroed {dropped:.1f} MB")
-    for name in PINS:
-        if name != ORT_WHEEL:
-            unpack_wheel(wheel_dir / name, py_site)
-    pack(py_site, staging / "py.tar.xz")
     pack(ort_site, staging / "ort.tar.xz")
     call1, call2 = kit / "call1", kit / "call2"
-    call1.mkdir(parents=True)
-    shutil.copyfile(staging / "py.tar.xz", call1 / "py.tar.xz")
-    add_sum(call1, "py.tar.xz", sha256_of(call1 / "py.tar.xz"))
+    build_py(wheel_dir, call1)
     # even calls: part 1 plus the small wheels weigh what part 2 weighs
     total = (staging / "ort.tar.xz").stat().st_size
     first = (total - (call1 / "py.tar.xz").stat().st_size) // 2
@@ -285,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("build")
     b.add_argument("wheel_dir", type=Path)
     b.add_argument("kit", type=Path)
+    bp = sub.add_parser("build-py", help="only call1/py.tar.xz (after a new small pin)")
+    bp.add_argument("wheel_dir", type=Path)
+    bp.add_argument("kit", type=Path)
     u = sub.add_parser("unpack-py")
     u.add_argument("kit", type=Path)
     u.add_argument("site", type=Path)
@@ -303,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name} {dist.replace('_', '-')}=={version}")
         elif args.command == "build":
             build(args.wheel_dir, args.kit)
+        elif args.command == "build-py":
+            build_py(args.wheel_dir, args.kit / "call1")
+            print(f"{args.kit / 'call1' / 'py.tar.xz'} rebuilt")
         elif args.command == "unpack-py":
             verify_folder(args.kit)
             extract((args.kit / "py.tar.xz").read_bytes(), args.site)

@@ -21,4 +21,12 @@ mkdir -p "$WHEELS"
     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
     --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d "$WHEELS" "$req"
 done
-"$PY" -m tools.gpu.kit build "$WHEELS" local/gpu-kit
+# A kit whose onnxruntime parts exist only needs its small wheels repacked (seconds) after a
+# new small pin; REBUILD=1 (or no parts yet) strips and packs onnxruntime-gpu again (minutes).
+if [ "${REBUILD:-0}" != 1 ] && [ -f local/gpu-kit/call1/ort.tar.xz.part-1 ] \
+    && [ -f local/gpu-kit/call2/ort.tar.xz.part-2 ]; then
+  "$PY" -m tools.gpu.kit build-py "$WHEELS" local/gpu-kit
+else
+  "$PY" -m tools.gpu.kit build "$WHEELS" local/gpu-kit
+fi
+"$PY" -m tools.gpu.carry plan
