@@ -205,7 +205,8 @@ def _emit(layout: BackboneLayout, read: _Reader, out: _Writer, elem: int
     zero = out.add("mask_keep", np.zeros((), np.float32))
     low = out.add("mask_drop", np.array(MASK_BIAS[elem], np.float32))  # in T
     bias = node("Where", ["attention_mask", zero, low], ["attention_bias"], "attention_bias")[0]
-    cos, sin = (read(layout.cos_table)[0], read(layout.sin_table)[0])
+    cos = read(layout.cos_table).reshape(-1, head_dim)
+    sin = read(layout.sin_table).reshape(-1, head_dim)
     if not (np.array_equal(cos[:, :head_dim // 2], cos[:, head_dim // 2:]) and
             np.array_equal(sin[:, :head_dim // 2], sin[:, head_dim // 2:])):
         raise ValueError("rotary tables are not rotate-half tables (cos/sin halves differ)")

@@ -55,7 +55,7 @@ class BackboneLayout:
     head_dim: int
     #: Softmax scale of ``q . k`` (the product of the export's two scalings).
     scale: float
-    #: The rotary tables ``[1, positions, head_dim]`` (cos, sin).
+    #: The rotary tables ``[(1,) positions, head_dim]`` (cos, sin).
     cos_table: str
     sin_table: str
 
@@ -125,8 +125,14 @@ def read_layout(model: onnx.ModelProto) -> BackboneLayout:
             q_norm=n_q.input[1], k_norm=n_k.input[1], o=o.input[1], post_norm=n_post.input[1],
             gate=gate.input[1], up=up.input[1], down=down.input[1]))
     final = norms[-1]
-    if final.output[0] not in {o.name for o in graph.output}:
+    identity = _follow(final.output[0], consumers, "Identity")
+    if {final.output[0], identity.output[0] if identity else ""}.isdisjoint(
+            o.name for o in graph.output):
         raise LayoutNotFound("the last RMSNorm is not the graph's output")
+    changed = [n.op_type for n in graph.node if n.op_type in _MASK_CHANGERS]
+    if changed:
+        raise LayoutNotFound(f"the graph changes the attention mask itself ({changed[0]}: "
+                             "causal?); the fused graph would attend by the mask alone")
     first = layers[0]
     hidden = dims(first.q)[0]
     head_dim = dims(first.q_norm)[0]
@@ -163,15 +169,26 @@ def _rotary_tables(graph: onnx.GraphProto, inits: dict[str, onnx.TensorProto],
         raise LayoutNotFound("no rotary cos/sin tables (the rotary rewrite did not run)")
     for name in tables.values():
         shape = [int(d) for d in inits[name].dims]
-        if len(shape) != 3 or shape[0] != 1 or shape[2] != head_dim:
+        if len(shape) < 2 or shape[-1] != head_dim or any(d != 1 for d in shape[:-2]):
             raise LayoutNotFound(f"rotary table {name} has shape {shape}")
     return tables["cos"], tables["sin"]
 
 
 def _attention_scale(graph: onnx.GraphProto, inits: dict[str, onnx.TensorProto],
                      consumers: dict[str, list[onnx.NodeProto]], q: onnx.NodeProto) -> float:
-    """The first layer's scores ``MatMul(Mul(q', a), Mul(k', b))``: ``a * b``."""
+    """The first layer's softmax scale: the scalar factors of the scores product
+    ``MatMul(q', k')``, on its operands (``Mul(q', a)``, ``Mul(k', b)``) and on its output
+    (``Mul(scores, c)``) before the softmax."""
     producer = {out: n for n in graph.node for out in n.output}
+
+    def scalar(node: onnx.NodeProto | None) -> float | None:
+        if node is None or node.op_type != "Mul":
+            return None
+        constant = next((i for i in node.input if i in inits and
+                         int(np.prod(inits[i].dims, dtype=np.int64)) == 1), None)
+        return None if constant is None else \
+            float(np.ravel(numpy_helper.to_array(inits[constant]))[0])
+
     seen, pending = set(), [q.output[0]]
     while pending:  # breadth first from the q projection to the first activation product
         name = pending.pop(0)
@@ -180,17 +197,19 @@ def _attention_scale(graph: onnx.GraphProto, inits: dict[str, onnx.TensorProto],
                 continue
             seen.add(id(node))
             if node.op_type == "MatMul" and node.input[1] not in inits:
-                factors = []
-                for operand in node.input:
-                    mul = producer.get(operand)
-                    constant = next((i for i in (mul.input if mul else [])
-                                     if i in inits and not inits[i].dims), None)
-                    if mul is None or mul.op_type != "Mul" or constant is None:
-                        raise LayoutNotFound("the attention scores are not scaled q . k")
-                    factors.append(float(numpy_helper.to_array(inits[constant])))
-                return float(np.prod(factors))
+                factors = [scalar(producer.get(operand)) for operand in node.input]
+                after = consumers.get(node.output[0], [])
+                factors.append(scalar(after[0]) if len(after) == 1 else None)
+                found = [f for f in factors if f is not None]
+                if not found:
+                    raise LayoutNotFound("the attention scores have no scale")
+                return float(np.prod(found))
             pending.extend(node.output)
     raise LayoutNotFound("no attention scores product after the q projection")
+
+
+#: Ops that would make the mask the graph applies differ from its input (a causal export).
+_MASK_CHANGERS = frozenset({"Trilu", "And"})
 
 
 #: Ops of the fused graph, each with a CUDA kernel for float and float16 in onnxruntime
@@ -227,4 +246,26 @@ def fused_problems(model: onnx.ModelProto) -> list[str]:
             problems.append(f"{where}: statistics not in fp32")
         if node.op_type == "MultiHeadAttention" and (len(node.input) < 6 or not node.input[5]):
             problems.append(f"{where}: no attention bias from the mask")
+    types = value_types(model)
+    for node in graph.node:
+        if node.op_type == "SkipSimplifiedLayerNormalization" and \
+                types.get(node.input[0]) != onnx.TensorProto.FLOAT:
+            problems.append(f"{node.name} (SkipSimplifiedLayerNormalization): not float32 "
+                            "(its CUDA kernel sums squares in the input type)")
     return problems
+
+
+def value_types(model: onnx.ModelProto) -> dict[str, int]:
+    """Element type of every value of a fused graph: graph inputs, initializers, ``Cast``'s
+    ``to``, the data operand's type through every other op of the fused set."""
+    graph = model.graph
+    types = {v.name: v.type.tensor_type.elem_type for v in graph.input}
+    types.update((t.name, t.data_type) for t in graph.initializer)
+    for node in graph.node:
+        if node.op_type == "Cast":
+            elem = next(a.i for a in node.attribute if a.name == "to")
+        else:
+            data = node.input[1] if node.op_type == "Where" else node.input[0]
+            elem = types.get(data, onnx.TensorProto.UNDEFINED)
+        types.update((name, elem) for name in node.output if name)
+    return types
