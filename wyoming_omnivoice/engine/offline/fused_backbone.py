@@ -54,11 +54,13 @@ __all__ = ["LayoutNotFound", "build_fused", "build_probed", "repeat_kv_columns"]
 _LOGGER = logging.getLogger(__name__)
 
 MS = "com.microsoft"
-#: The additive bias of a masked-out pair: float32's lowest, as the published graph adds
-#: (a query row with no allowed key then averages every key, as there); float16: a value
-#: whose sum with any score stays finite in float16.
-MASK_BIAS: dict[int, float] = {TensorProto.FLOAT: float(np.finfo(np.float32).min),
-                               TensorProto.FLOAT16: -1.0e4}
+#: The additive bias of a masked-out pair. float32: -1e30 acts as the published graph's
+#: float32 lowest (an allowed score is lost in its rounding, so a query row with no allowed
+#: key averages every key, as there) but stays finite when a kernel multiplies scores by
+#: log2(e) or the scale (the lowest would become -inf, and a row of -inf gives NaN, which
+#: the masked-out keys of later layers would carry into every row as 0 * NaN). float16: a
+#: value whose sum with any score stays finite in float16.
+MASK_BIAS: dict[int, float] = {TensorProto.FLOAT: -1.0e30, TensorProto.FLOAT16: -1.0e4}
 
 
 class _Writer:
