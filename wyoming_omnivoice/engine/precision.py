@@ -15,9 +15,10 @@
   layer as onnxruntime's fused kernels (packed q/k/v and gate/up products,
   ``MultiHeadAttention`` with a bias from the mask, ``RotaryEmbedding``, RMSNorms with their
   residual sums), no shape arithmetic, for CUDA's launch-bound forward. ``fp32-fused`` runs
-  anywhere and equals ``fp32`` within float rounding (hidden states within 1e-6 relative on
-  the tiny model); ``fp16-fused`` keeps the residual stream and its norms in fp32 and the
-  rest in fp16 (not calibrated: check its agreement on a GPU before serving it).
+  anywhere and equals ``fp32`` within float rounding (hidden states within about 1e-6
+  relative, the same codes); ``fp16-fused`` keeps the residual stream and its norms in
+  fp32 and the rest in fp16 (not calibrated like ``fp16``: its agreement with fp32 is
+  measured by the GPU check before it can be a default).
 * ``published``: the published file as it is (only its NaN guards removed in memory).
 * ``auto``: the device default below.
 
