@@ -6,7 +6,8 @@
 
 Printed per variant (default ``fp32,fp32-fused,int8``; ``fp16-fused`` on request, the CPU
 provider computes fp16 slowly): preparation seconds, node counts, backbone forward ms at
-96/150/300 positions (one row, median of ``--repeats`` after a warm-up), and the agreement
+96/150/300 positions (one row, median of ``--repeats`` after a warm-up, the variants
+interleaved so a busy machine slows them alike), and the agreement
 with the prepared fp32 backbone: hidden states' relative error (two rows with a padded
 mask, as a decode step has) and the share of equal codes over a short deterministic decode
 (``--steps``). The CPU figures say what the fusion costs or saves there and that it is
@@ -49,14 +50,19 @@ def forward_feed(rows: int, length: int, hidden: int, seed: int,
             "attention_mask": mask}
 
 
-def time_forward(graph: Graph, feed: dict[str, np.ndarray], repeats: int) -> float:
-    graph.run(feed, ["hidden_states"])  # warm-up: allocations
-    times = []
+def time_forwards(graphs: dict[str, Graph], feed: dict[str, np.ndarray],
+                  repeats: int) -> dict[str, float]:
+    """Median ms per variant, the variants interleaved (each repeat runs every variant once,
+    so a busy machine slows them alike), after one warm-up each."""
+    times: dict[str, list[float]] = {name: [] for name in graphs}
+    for graph in graphs.values():
+        graph.run(feed, ["hidden_states"])  # warm-up: allocations
     for _ in range(repeats):
-        start = time.perf_counter()
-        graph.run(feed, ["hidden_states"])
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        for name, graph in graphs.items():
+            start = time.perf_counter()
+            graph.run(feed, ["hidden_states"])
+            times[name].append((time.perf_counter() - start) * 1000)
+    return {name: round(statistics.median(values), 1) for name, values in times.items()}
 
 
 def load_average() -> str:
@@ -64,54 +70,61 @@ def load_average() -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    variants = args.variants.split(",")
+    import onnx
+
+    variants = ["fp32", *[v for v in args.variants.split(",") if v != "fp32"]]
     positions = [int(p) for p in args.positions.split(",")]
     report: dict[str, Any] = {"model": str(args.model_dir), "positions": positions,
-                              "variants": {}}
-    reference: dict[str, Any] = {}
-    codes_options = DecodeOptions(num_step=args.steps, position_temperature=0.0,
-                                  class_temperature=0.0)
-    for variant in ["fp32", *[v for v in variants if v != "fp32"]]:
+                              "variants": {v: {"forward_ms": {}} for v in variants}}
+    graphs: dict[str, Graph] = {}
+    for variant in variants:
         started = time.perf_counter()
         found = prepare.prepare_backbone(args.model_dir, variant)
-        prepared_s = time.perf_counter() - started
-        import onnx
-
+        figures = report["variants"][variant]
+        figures["prepare_s"] = round(time.perf_counter() - started, 1)
         ops = Counter(n.op_type for n in onnx.load(str(found.path),
                                                    load_external_data=False).graph.node)
-        graph = Graph(found.path, choose_providers("cpu"), model_bytes=found.model_bytes(),
-                      external_data_dir=found.weights_dir, threads=args.threads)
-        hidden = int(graph.inputs["inputs_embeds"].shape[-1])
-        figures: dict[str, Any] = {
-            "prepare_s": round(prepared_s, 1), "nodes": sum(ops.values()),
-            "matmuls": ops["MatMul"] + ops["MatMulInteger"] + ops["DynamicQuantizeMatMul"],
-            "forward_ms": {}}
-        for length in positions:
-            figures["forward_ms"][length] = round(time_forward(
-                graph, forward_feed(1, length, hidden, length, False), args.repeats), 1)
-        figures["load"] = load_average()
-        (states,) = graph.run(forward_feed(2, 96, hidden, 7, True), ["hidden_states"])
-        del graph
-        gc.collect()
+        figures["nodes"] = sum(ops.values())
+        figures["matmuls"] = ops["MatMul"] + ops["MatMulInteger"] + \
+            ops["DynamicQuantizeMatMul"]
+        graphs[variant] = Graph(found.path, choose_providers("cpu"),
+                                model_bytes=found.model_bytes(),
+                                external_data_dir=found.weights_dir, threads=args.threads)
+    hidden = int(graphs["fp32"].inputs["inputs_embeds"].shape[-1])
+    for length in positions:
+        feed = forward_feed(1, length, hidden, length, False)
+        for variant, ms in time_forwards(graphs, feed, args.repeats).items():
+            report["variants"][variant]["forward_ms"][length] = ms
+        print(f"forward ms at {length} positions: " + ", ".join(
+            f"{v} {report['variants'][v]['forward_ms'][length]}" for v in variants) +
+            f" (load {load_average()})", flush=True)
+    if args.forward_only:
+        return report
+    agreement = forward_feed(2, 96, hidden, 7, True)
+    live = agreement["attention_mask"][:, 0].any(axis=-1)
+    states = {v: g.run(agreement, ["hidden_states"])[0] for v, g in graphs.items()}
+    graphs.clear()
+    gc.collect()
+    options = DecodeOptions(num_step=args.steps, position_temperature=0.0,
+                            class_temperature=0.0)
+    codes = {}
+    for variant in variants:
         engine = Engine.load(args.model_dir, device="cpu", precision=variant,
                              threads=args.threads)
-        codes = engine.generate_codes(TEXT, options=codes_options)
+        codes[variant] = engine.generate_codes(TEXT, options=options)
         del engine
         gc.collect()
-        if variant == "fp32":
-            reference = {"states": states, "codes": codes}
-        live = forward_feed(2, 96, hidden, 7, True)["attention_mask"][:, 0].any(axis=-1)
-        figures["hidden_rel_error"] = float(
-            np.abs(states - reference["states"])[live].max() /
-            np.abs(reference["states"][live]).max())
-        figures["codes_equal_pct"] = round(100 * float(np.mean(codes == reference["codes"])), 2)
-        report["variants"][variant] = figures
+    for variant in variants:
+        figures = report["variants"][variant]
+        exact = states["fp32"][live]
+        figures["hidden_rel_error"] = float(np.abs(states[variant][live] - exact).max() /
+                                            np.abs(exact).max())
+        figures["codes_equal_pct"] = round(
+            100 * float(np.mean(codes[variant] == codes["fp32"])), 2)
         print(f"{variant:>11}: prepared {figures['prepare_s']} s, {figures['nodes']} nodes "
-              f"({figures['matmuls']} matrix products); forward ms " +
-              ", ".join(f"{n}: {figures['forward_ms'][n]}" for n in positions) +
-              f" (load {figures['load']})" +
-              f"; hidden rel error {figures['hidden_rel_error']:.2e}, codes "
-              f"{figures['codes_equal_pct']} % equal", flush=True)
+              f"({figures['matmuls']} matrix products); hidden rel error "
+              f"{figures['hidden_rel_error']:.2e}, codes {figures['codes_equal_pct']} % "
+              f"equal over {args.steps} steps", flush=True)
     return report
 
 
@@ -123,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=4, help="decode steps for the codes")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--forward-only", action="store_true",
+                        help="forward times only (no decode, no agreement)")
     parser.add_argument("--json", type=Path, default=None, help="also write figures here")
     args = parser.parse_args(argv)
     print(f"load average at start: {load_average()}", flush=True)
