@@ -93,6 +93,20 @@ def test_fused_fp32_decodes_the_same_codes_as_fp32(model_dir: Path) -> None:
                                       exact.generate_codes(text, options=GREEDY))
 
 
+@pytest.mark.parametrize("variant", ["fp32-fused", "fp16-fused"])
+def test_the_bound_bucketed_step_path_runs_the_fused_graph(model_dir: Path,
+                                                           variant: str) -> None:
+    """The path the GPU takes (IO binding, length buckets), here on the CPU provider: the
+    same codes as the plain step path of the same backbone."""
+    bound = Engine.load(model_dir, device="cpu", precision=variant, io_binding=True,
+                        buckets=True)
+    plain = Engine.load(model_dir, device="cpu", precision=variant)
+    assert bound.decoder.runner is not None
+    for text in TEXTS[:2]:
+        np.testing.assert_array_equal(bound.generate_codes(text, options=GREEDY),
+                                      plain.generate_codes(text, options=GREEDY))
+
+
 def test_the_fused_graph_has_no_shape_chain_and_only_cuda_ops(model_dir: Path) -> None:
     fused, exact = model_of(model_dir, "fp32-fused"), model_of(model_dir, "fp32")
     assert fused_problems(fused) == []
