@@ -21,6 +21,7 @@ from wyoming_omnivoice.engine.offline import prepare
 from wyoming_omnivoice.engine.offline.fused_backbone import repeat_kv_columns
 from wyoming_omnivoice.engine.offline.fused_layout import (
     SHAPE_OPS,
+    fused_file_problems,
     fused_problems,
     read_layout,
     value_types,
@@ -110,6 +111,7 @@ def test_the_bound_bucketed_step_path_runs_the_fused_graph(model_dir: Path,
 def test_the_fused_graph_has_no_shape_chain_and_only_cuda_ops(model_dir: Path) -> None:
     fused, exact = model_of(model_dir, "fp32-fused"), model_of(model_dir, "fp32")
     assert fused_problems(fused) == []
+    assert fused_file_problems(prepare.prepare_backbone(model_dir, "fp32-fused").path) == []
     ops = Counter(n.op_type for n in fused.graph.node)
     layers = len(read_layout(prepare.rewrite_backbone(model_dir / "llm_backbone_fp32.onnx")[0])
                  .layers)

@@ -17,6 +17,7 @@ no shape arithmetic, no causal or grouped-query attention, only ops with CUDA ke
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -253,6 +254,12 @@ def fused_problems(model: onnx.ModelProto) -> list[str]:
             problems.append(f"{node.name} (SkipSimplifiedLayerNormalization): not float32 "
                             "(its CUDA kernel sums squares in the input type)")
     return problems
+
+
+def fused_file_problems(path: str | Path) -> list[str]:
+    """:func:`fused_problems` of a fused graph file (its weights not read): the GPU check's
+    gate, e.g. on ``prepare_backbone(model_dir, "fp16-fused").path``."""
+    return fused_problems(onnx.load(str(path), load_external_data=False))
 
 
 def value_types(model: onnx.ModelProto) -> dict[str, int]:
