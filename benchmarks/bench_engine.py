@@ -52,6 +52,7 @@ import numpy as np
 from benchmarks.bench_prefix_cache import section_prefix_cache
 from tools.upstream_torch import Upstream
 from wyoming_omnivoice import DecodeOptions, Engine
+from wyoming_omnivoice.engine import PRECISIONS
 from wyoming_omnivoice.engine.layouts import natural_length
 from wyoming_omnivoice.engine.sessions import Graph
 
@@ -302,7 +303,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--model-dir", type=Path, default=None,
                         help="use this model directory instead of building a preset")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    parser.add_argument("--precision", choices=("fp32", "int8", "fp16", "published", "auto"),
+    parser.add_argument("--precision", choices=PRECISIONS,
                         default="fp32")
     parser.add_argument("--prepared-dir", type=Path, default=None,
                         help="where prepared backbones go (default: beside the model; "

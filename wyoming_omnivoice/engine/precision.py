@@ -11,6 +11,14 @@
 * ``fp16``: the prepared backbone with matrix products and attention in fp16 and
   norms, softmax, residual stream and I/O in fp32, kept in fp32 wherever calibration
   prompts come near fp16's range (GPU only: the CPU provider computes fp16 in fp32).
+* ``fp32-fused``, ``fp16-fused``: the fused backbone (:mod:`.offline.fused_backbone`): each
+  layer as onnxruntime's fused kernels (packed q/k/v and gate/up products,
+  ``MultiHeadAttention`` with a bias from the mask, ``RotaryEmbedding``, RMSNorms with their
+  residual sums), no shape arithmetic, for CUDA's launch-bound forward. ``fp32-fused`` runs
+  anywhere and equals ``fp32`` within float rounding (hidden states within about 1e-6
+  relative, the same codes); ``fp16-fused`` keeps the residual stream and its norms in
+  fp32 and the rest in fp16 (not calibrated like ``fp16``: its agreement with fp32 is
+  measured by the GPU check before it can be a default).
 * ``published``: the published file as it is (only its NaN guards removed in memory).
 * ``auto``: the device default below.
 
@@ -23,7 +31,9 @@ verified on a GPU. ``--precision fp32 --num-steps 32`` is the exact mode everywh
 from __future__ import annotations
 
 #: Backbones built by :mod:`.prepare`.
-VARIANTS = ("fp32", "int8", "fp16")
+VARIANTS = ("fp32", "int8", "fp16", "fp32-fused", "fp16-fused")
+#: Variants built by :mod:`.offline.fused_backbone` (their dtype without the suffix).
+FUSED = ("fp32-fused", "fp16-fused")
 #: Every value ``Engine.load(precision=...)`` accepts.
 PRECISIONS = ("auto", *VARIANTS, "published")
 #: Diffusion steps of the exact mode (upstream's default).

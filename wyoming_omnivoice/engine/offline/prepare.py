@@ -15,10 +15,14 @@ A variant (:data:`.precision.VARIANTS`) is built from ``llm_backbone_fp32.onnx``
   at a time by :mod:`.int8_streaming` (the same files, a peak of one matrix); only the
   backbone (embeddings, heads and scoring stay fp32);
 * ``fp16``: the calibrated mixed-precision pass of :mod:`.fp16_calibrate`, with
-  calibration inputs from :mod:`.calibration_prompts`.
+  calibration inputs from :mod:`.calibration_prompts`;
+* ``fp32-fused``, ``fp16-fused``: the graph rebuilt from its weights as onnxruntime's fused
+  kernels by :mod:`.fused_backbone` (own weights file); the bidirectionality probe runs on
+  the source's first block before and on the whole fused graph after.
 
-``MultiHeadAttention`` with an additive mask bias was measured in an earlier attempt at
-1.03x/1.06x of the unfused forward (no gain) and is not used.
+``MultiHeadAttention`` with an additive mask bias alone was measured in an earlier attempt
+at 1.03x/1.06x of the unfused forward on the CPU (no gain); the fused variants use it with
+everything else fused, for CUDA.
 
 Where: ``<model_dir>/prepared/<variant>-<fingerprint>/`` when the model folder is
 writable, else under the cache folder given (the server's ``<data-dir>/prepared``). The
@@ -46,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from wyoming_omnivoice.atomic import atomic_write
 from wyoming_omnivoice.engine.external_data import load_external_tensors
 from wyoming_omnivoice.engine.model_files import ModelError, ModelPaths
-from wyoming_omnivoice.engine.precision import VARIANTS
+from wyoming_omnivoice.engine.precision import FUSED, VARIANTS
 from wyoming_omnivoice.engine.prepared_record import (
     GRAPH_FILE,
     INFO_FILE,
@@ -77,7 +81,7 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 #: Rough preparation cost at the real model size on a 2-core CPU, for the progress line.
-_EXPECTED_S = {"fp32": 30, "int8": 15, "fp16": 120}
+_EXPECTED_S = {"fp32": 30, "int8": 15, "fp16": 120, "fp32-fused": 40, "fp16-fused": 40}
 
 
 def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | None = None,
@@ -186,6 +190,15 @@ def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> d
         # Weights stay where they are: the graph refers to the published .data file.
         onnx.save_model(model, str(out / GRAPH_FILE))
         info["weights"] = "source"
+        return info
+    if variant in FUSED:
+        from wyoming_omnivoice.engine.offline.fused_backbone import LayoutNotFound, build_probed
+
+        try:
+            info.update(build_probed(model, source.parent, variant, out / GRAPH_FILE))
+        except LayoutNotFound as err:
+            raise NotPreparable(f"{source}: {err}; the fused variant cannot be built") from err
+        info["weights"] = "own"
         return info
     if variant == "int8":
         # onnxruntime's quantize_dynamic holds the whole model and copies it (5.4 GB peak at
