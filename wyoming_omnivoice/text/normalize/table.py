@@ -1,7 +1,7 @@
 """`Language`: one language's rule table, read by the shared passes in `passes.py`.
 
-Each ``lang_*.py`` (en ... nl, pl, ru, pt, pt_br, sv, da, nb, cs, uk, fi, hu) builds one
-`Language`: its words (decimal separator, minus, ranges, months, abbreviations, its own
+Each ``<family>/lang_*.py`` (en ... nl, pl, ru, pt, pt_br, sv, da, nb, cs, uk, fi, hu) builds
+one `Language`: its words (decimal separator, minus, ranges, months, abbreviations, its own
 unit and currency `Noun`s), the shape of its written numbers and dates, and the few
 functions where languages really differ (how a number agrees with the noun after it, how
 a clock time or a date is said, how a phone number is grouped). The

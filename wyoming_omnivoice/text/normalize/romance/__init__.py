@@ -1,0 +1,1 @@
+"""Romance languages: French, Spanish, Italian, Portuguese (European and Brazilian)."""
