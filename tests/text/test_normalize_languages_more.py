@@ -1,0 +1,111 @@
+"""Issue 32's classes for the languages it adds (this file: tr, ro, ja, ko, el): numbers
+that agree with the noun after them, decimals, negatives, thousands, units, percentages,
+clock times, durations, dates with and without a year, ordinals, years, currency and
+abbreviations; for Turkish also the endings after numbers ("3'te", "5'i").
+
+Each case is a Home Assistant-style sentence and the words a native speaker says for it,
+written by hand (never copied from the normaliser's output). The sentence files in
+``normalize_cases/`` hold more; these pin each class down on its own.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from wyoming_omnivoice.text.normalize import normalize_text, supports_language, table_module
+
+CLASSES = {"agreement", "decimal", "negative", "thousands", "unit", "percent", "time",
+           "duration", "date", "date_year", "ordinal", "year", "currency", "abbreviation"}
+
+CASES: dict[str, list[tuple[str, str, str]]] = {
+    "tr": [
+        ("agreement", "Evde 3 ışık açık.", "Evde üç ışık açık."),
+        ("suffix", "Saat 3'te geliyorum.", "Saat üçte geliyorum."),
+        ("suffix", "Saat 4'te.", "Saat dörtte."),
+        ("suffix", "Bu 4'üncü deneme.", "Bu dördüncü deneme."),
+        ("suffix", "Lamba 5'i geçe yanacak.", "Lamba beşi geçe yanacak."),
+        ("suffix", "Toplantı 10'da.", "Toplantı onda."),
+        ("suffix", "Saat 12'ye kadar.", "Saat on ikiye kadar."),
+        ("suffix", "Termostat 2'si için ayarlandı.", "Termostat ikisi için ayarlandı."),
+        ("suffix", "Saat 9'u geçiyor.", "Saat dokuzu geçiyor."),
+        ("suffix", "Nem %40'ın altında.", "Nem yüzde kırkın altında."),
+        ("suffix", "Isıtıcı 2000 W'a çıktı.", "Isıtıcı iki bin vata çıktı."),
+        ("suffix", "Sıcaklık 6'dan düştü.", "Sıcaklık altıdan düştü."),
+        ("decimal", "Sıcaklık 21,5 °C.", "Sıcaklık yirmi bir virgül beş derece."),
+        ("negative", "Dışarıda -3,5 °C var.", "Dışarıda eksi üç virgül beş derece var."),
+        ("thousands", "Sayaç 1.250 kWh.", "Sayaç bin iki yüz elli kilovatsaat."),
+        ("unit", "Rüzgar 15 km/h.", "Rüzgar saatte on beş kilometre."),
+        ("unit", "Yağış 3 mm.", "Yağış üç milimetre."),
+        ("percent", "Pil %15.", "Pil yüzde on beş."),
+        ("time", "Alarm 6:45'te çalacak.", "Alarm altı kırk beşte çalacak."),
+        ("time", "Saat 23:15.", "Saat yirmi üç on beş."),
+        ("duration", "Kalan süre 1 sa 5 dk.", "Kalan süre bir saat beş dakika."),
+        ("date", "Doğum günü 3 Aralık.", "Doğum günü üç Aralık."),
+        ("date_year", "Tarih 01.05.2024.", "Tarih bir Mayıs iki bin yirmi dört."),
+        ("ordinal", "Oda 3. katta.", "Oda üçüncü katta."),
+        ("year", "Ev 1987 yılında yapıldı.", "Ev bin dokuz yüz seksen yedi yılında yapıldı."),
+        ("currency", "Fiyat 12,50 TL.", "Fiyat on iki lira elli kuruş."),
+        ("currency", "Fiyat 3 €.", "Fiyat üç avro."),
+        ("abbreviation", "Lambalar, prizler vb. kapalı.",
+         "Lambalar, prizler ve benzeri kapalı."),
+    ],
+    "ro": [
+        ("agreement", "Sunt aprinse 2 lămpi și 2 becuri.",
+         "Sunt aprinse două lămpi și două becuri."),
+        ("agreement", "Au trecut 2 ani.", "Au trecut doi ani."),
+        ("agreement", "Mai este 1 oră.", "Mai este o oră."),
+        ("agreement", "Mai este 1 minut.", "Mai este un minut."),
+        ("agreement", "Sunt 12 lămpi.", "Sunt douăsprezece lămpi."),
+        ("agreement", "Au rămas 21 de ore.", "Au rămas douăzeci și una de ore."),
+        ("agreement", "Au rămas 21 minute.", "Au rămas douăzeci și unu de minute."),
+        ("agreement", "Sunt 22 de senzori.", "Sunt douăzeci și doi de senzori."),
+        ("agreement", "Costă 101 lei.", "Costă o sută unu lei."),
+        ("agreement", "Costă 100 lei.", "Costă o sută de lei."),
+        ("decimal", "Consum 1,5 kWh.", "Consum unu virgulă cinci kilowați-oră."),
+        ("negative", "Afară sunt -2 °C.", "Afară sunt minus două grade Celsius."),
+        ("thousands", "Contorul arată 2.000 kWh.", "Contorul arată două mii de kilowați-oră."),
+        ("unit", "Precipitații 1 mm.", "Precipitații un milimetru."),
+        ("unit", "Consumul e 2 W.", "Consumul e doi wați."),
+        ("percent", "Jaluzelele sunt deschise 50%.",
+         "Jaluzelele sunt deschise cincizeci la sută."),
+        ("time", "Alarma sună la 6:45.", "Alarma sună la ora șase și patruzeci și cinci."),
+        ("time", "Alarma e la ora 22:00.", "Alarma e la ora douăzeci și două."),
+        ("duration", "Timp rămas: 2 h 5 min.", "Timp rămas: două ore și cinci minute."),
+        ("date", "Vine pe 2 decembrie.", "Vine pe doi decembrie."),
+        ("date_year", "Născut pe 24.12.2020.",
+         "Născut pe douăzeci și patru decembrie două mii douăzeci."),
+        ("ordinal", "Biroul e la al 3-lea etaj.", "Biroul e la al treilea etaj."),
+        ("ordinal", "Este a 2-a alarmă.", "Este a doua alarmă."),
+        ("year", "Din anul 2015.", "Din anul două mii cincisprezece."),
+        ("currency", "Costă 1 leu.", "Costă un leu."),
+        ("currency", "Costă 2,05 €.", "Costă doi euro și cinci cenți."),
+        ("abbreviation", "Becuri, prize etc. sunt stinse.",
+         "Becuri, prize etcetera sunt stinse."),
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("language", "written", "spoken"),
+    [pytest.param(lang, w, s, id=f"{lang}-{kind}-{i}") for lang, cases in CASES.items()
+     for i, (kind, w, s) in enumerate(cases)],
+)
+def test_case(language: str, written: str, spoken: str) -> None:
+    assert normalize_text(written, language) == spoken
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_language_is_on_and_covers_every_class(language: str) -> None:
+    assert supports_language(language)
+    assert {kind for kind, _, _ in CASES[language]} >= CLASSES
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_own_unit_table_names_every_shared_unit(language: str) -> None:
+    from wyoming_omnivoice.text.normalize import words
+
+    module = importlib.import_module(table_module(language))
+    if hasattr(module, "RULES"):
+        assert set(words.UNITS) <= set(module.RULES.units)
