@@ -64,6 +64,10 @@ class Language:
     months: tuple[str, ...]
     range_before: str = ""
     """Word before the first number of a range ("od 20 do 22", "от 20 до 22")."""
+    glue: str = r"\w"
+    """Regex class body of what may not touch a number ("5km" is not "5 km" in English): any
+    letter; only Latin letters and digits in Japanese and Korean, where kana, kanji and
+    Hangul touch digits ("2台", "21.5도입니다")."""
     thousands: str = r"[.\u00a0\u202f]"
     """Regex of the separator between digit groups."""
     fraction: str = r"[,.]"
