@@ -56,11 +56,11 @@ class Passes:
             rf"(?<![\w.])(?P<t>{alternation(titles)})\s+(?=[A-ZÀ-Ý])") if titles else None
         number_abbr, self.number_word = lang.number_abbreviations
         self.number_abbr_re = re.compile(
-            rf"(?<![\w.])(?:{alternation(number_abbr)})\s?(?=\d)") if number_abbr else None
+            rf"(?<![{g}.])(?:{alternation(number_abbr)})\s?(?=\d)") if number_abbr else None
         items = sorted(lang.abbreviations, key=len, reverse=True)
         alternatives = "|".join(
-            re.escape(a) + ("" if a.endswith(".") else r"(?!\w)") for a in items)
-        self.abbrev_re = re.compile(rf"(?<![\w.])(?P<abbr>{alternatives})(?P<end>\s*$)?")
+            re.escape(a) + ("" if a.endswith(".") else rf"(?![{g}])") for a in items)
+        self.abbrev_re = re.compile(rf"(?<![{g}.])(?P<abbr>{alternatives})(?P<end>\s*$)?")
         after_word = lang.abbreviations_after_word
         self.after_word_re = re.compile(
             rf"(?P<w>\b[A-ZÀ-Ý][\w-]*?)(?P<sp> ?)(?P<abbr>{alternation(after_word)})(?!\w)"
