@@ -48,7 +48,7 @@ _LOGGER = logging.getLogger(__name__)
 
 #: Languages with a full rule table (besides Chinese).
 FULL_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pl", "ru", "pt", "pt-BR", "sv", "da",
-                  "nb", "cs", "uk", "fi", "hu", "tr", "ro", "el", "ja")
+                  "nb", "cs", "uk", "fi", "hu", "tr", "ro", "el", "ja", "ko")
 #: The family folder of each language's table module (``<family>/lang_<id>.py``).
 FAMILY = {
     "en": "germanic", "de": "germanic", "nl": "germanic",
@@ -56,7 +56,7 @@ FAMILY = {
     "fr": "romance", "es": "romance", "it": "romance", "pt": "romance", "pt-BR": "romance",
     "pl": "slavic", "cs": "slavic", "ru": "slavic", "uk": "slavic",
     "fi": "uralic", "hu": "uralic",
-    "zh": "cjk", "ja": "cjk",
+    "zh": "cjk", "ja": "cjk", "ko": "cjk",
     "tr": "turkic", "ro": "romance", "el": "hellenic",
 }
 #: Ids read with another table: Brazilian Portuguese has its own, Norwegian ("no") is read
