@@ -28,7 +28,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("suffix", "Lamba 5'i geçe yanacak.", "Lamba beşi geçe yanacak."),
         ("suffix", "Toplantı 10'da.", "Toplantı onda."),
         ("suffix", "Saat 12'ye kadar.", "Saat on ikiye kadar."),
-        ("suffix", "Termostat 2'si için ayarlandı.", "Termostat ikisi için ayarlandı."),
+        ("suffix", "Ayın 2'si için hatırlatma kuruldu.", "Ayın ikisi için hatırlatma kuruldu."),
         ("suffix", "Saat 9'u geçiyor.", "Saat dokuzu geçiyor."),
         ("suffix", "Nem %40'ın altında.", "Nem yüzde kırkın altında."),
         ("suffix", "Isıtıcı 2000 W'a çıktı.", "Isıtıcı iki bin vata çıktı."),
@@ -124,7 +124,8 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("decimal", "温度は19.5°Cです。", "温度は十九点五度です。"),
         ("negative", "外は-5°Cです。", "外はマイナス五度です。"),
         ("thousands", "メーターは2,000kWhです。", "メーターは二千キロワット時です。"),
-        ("unit", "降水量は3mmです。", "降水量は三ミリメートルです。"),
+        ("unit", "降水量は3mmです。", "降水量は三ミリです。"),
+        ("unit", "積雪は20cmです。", "積雪は二十センチです。"),
         ("unit", "消費電力は60 Wです。", "消費電力は六十ワットです。"),
         ("percent", "バッテリーは15%です。", "バッテリーは十五パーセントです。"),
         ("time", "アラームは6:45です。", "アラームは六時四十五分です。"),
@@ -137,7 +138,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("year", "2015年に購入しました。", "二千十五年に購入しました。"),
         ("currency", "料金は€5です。", "料金は五ユーロです。"),
         ("currency", "料金は300円です。", "料金は三百円です。"),
-        ("abbreviation", "部屋No.5の照明", "部屋ナンバー五の照明"),
+        ("abbreviation", "Wi-Fiが切断されました。", "ワイファイが切断されました。"),
     ],
     "ko": [
         ("agreement", "조명 2개가 켜져 있습니다.", "조명 두 개가 켜져 있습니다."),
@@ -165,7 +166,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("year", "2015년에 샀습니다.", "이천십오 년에 샀습니다."),
         ("currency", "요금은 €5입니다.", "요금은 오 유로입니다."),
         ("currency", "요금은 300원입니다.", "요금은 삼백 원입니다."),
-        ("abbreviation", "방 No.5 조명", "방 번호 오 조명"),
+        ("abbreviation", "Wi-Fi 연결이 끊겼습니다.", "와이파이 연결이 끊겼습니다."),
     ],
 }
 

@@ -5,7 +5,8 @@ Numbers become kanji numerals (num2words: "二十一", "一万二千五百"), wh
 Japanese reader takes them; the counter after a number ("台", "個", "人", "階", "時",
 "分", "円", "年", "月", "日") stays as written, and the reading a counter asks for
 ("二台" にだい, "三本" さんぼん, "四時" よじ) is left to the voice, which reads kanji.
-Unit symbols become their katakana or kanji words ("度", "キロワット時"); a decimal is
+Unit symbols become their katakana or kanji words ("度", "キロワット時"; "ミリ" and
+"センチ" as rain and snow are said); a decimal is
 read digit by digit after "点" ("三点四五"); "°F" and "km/h" go before the number
 ("華氏", "時速"). Words are not separated by spaces: the ones the passes put between a
 number and its unit are taken out again (`finish`).
@@ -30,8 +31,8 @@ UNITS = {
     "°C": _n("度"), "°F": _n("度"), "°": _n("度"), "%": _n("パーセント"),
     "km/h": _n("キロ"), "mph": _n("マイル毎時"), "m/s": _n("メートル毎秒"),
     "kWh": _n("キロワット時"), "kW": _n("キロワット"), "W": _n("ワット"), "V": _n("ボルト"),
-    "hPa": _n("ヘクトパスカル"), "km": _n("キロメートル"), "cm": _n("センチメートル"),
-    "mm": _n("ミリメートル"), "m": _n("メートル"), "kg": _n("キログラム"), "g": _n("グラム"),
+    "hPa": _n("ヘクトパスカル"), "km": _n("キロメートル"), "cm": _n("センチ"),
+    "mm": _n("ミリ"), "m": _n("メートル"), "kg": _n("キログラム"), "g": _n("グラム"),
     "ml": _n("ミリリットル"), "l": _n("リットル"), "lx": _n("ルクス"),
     "ppm": _n("ピーピーエム"), "µg/m³": _n("マイクログラム毎立方メートル"),
     "dB": _n("デシベル"), "h": _n("時間"), "min": _n("分"), "s": _n("秒"),
@@ -101,7 +102,7 @@ RULES = Language(
     code="ja", decimal_word="点", minus_word="マイナス", plus_word="プラス", and_word="",
     range_word="から", months=MONTHS, glue="0-9A-Za-z", thousands=r"[,，]", fraction=r"[.]",
     currency_and=" ", duration_and=False,
-    abbreviations={"No.": "ナンバー", "AM": "午前", "PM": "午後", "Wi-Fi": "ワイファイ"},
+    abbreviations={"AM": "午前", "PM": "午後", "Wi-Fi": "ワイファイ"},
     hour_abbr=r"h|時間", minute_abbr=r"min|分", second_abbr=r"s|秒",
     units=UNITS, currencies=CURRENCIES, currency_symbols={"円": "JPY", "￥": "JPY"},
     cardinal_words=_cardinal,

@@ -146,7 +146,6 @@ RULES = Language(
     code="ko", decimal_word="점", minus_word="마이너스", plus_word="플러스", and_word="",
     range_word="에서", months=tuple(f"{m}월" for m in range(1, 13)), glue="0-9A-Za-z",
     thousands=r"[,]", fraction=r"[.]", currency_and=" ", duration_and=False,
-    number_abbreviations=(frozenset({"No.", "No"}), "번호"),
     abbreviations={"AM": "오전", "PM": "오후", "Wi-Fi": "와이파이",
                    "TV": "티브이"},
     hour_abbr=r"h|시간", minute_abbr=r"min|분", second_abbr=r"s|초",
