@@ -8,7 +8,8 @@ from num2words itself (its decimal and minus words, ``to="ordinal"``) plus the p
 where it does not change with the number; those are off by default, as upstream has no
 normalisation, and run only when a voice asks for it (``normalize_text: true``). Languages
 with a full `table.Language` (Polish, Russian, Portuguese, the Nordic languages, Czech,
-Ukrainian, Finnish, Hungarian, Turkish, ...) never reach this module.
+Ukrainian, Finnish, Hungarian, Turkish, Romanian, Greek, Japanese, Korean, ...) never
+reach this module.
 """
 
 from __future__ import annotations
@@ -51,9 +52,9 @@ class Other:
     ordinal_pattern: str = r"(?!x)x"
     """Regex of a written ordinal with a group ``n`` ("ke-2", "2.")."""
     spaced: bool = True
-    """Words are separated by spaces (False: Japanese, Thai)."""
+    """Words are separated by spaces (False: Thai)."""
     decimal_point: bool = False
-    """The decimal separator is "." and "," groups thousands (Japanese, Hebrew, Thai ...)."""
+    """The decimal separator is "." and "," groups thousands (Hebrew, Thai ...)."""
     fix: Callable[[str], str] = lambda words: words
 
     def cardinal(self, value: int) -> str:
@@ -89,9 +90,9 @@ ENABLED: frozenset[str] = frozenset(LANGUAGES)
 # Percent words that do not change with the number, for the languages that are off.
 _PERCENT = {"pt": "por cento", "sv": "procent", "da": "procent", "no": "prosent",
             "ca": "per cent", "is": "prósent", "fi": "prosenttia", "hu": "százalék",
-            "pl": "procent", "sr": "posto", "ja": "パーセント", "ko": "퍼센트",
+            "pl": "procent", "sr": "posto",
             "th": "เปอร์เซ็นต์", "az": "faiz", "fa": "درصد", "cy": "y cant"}
-_DOT_DECIMAL = frozenset({"am", "bn", "cy", "fa", "he", "ja", "kn", "ko", "te", "th"})
+_DOT_DECIMAL = frozenset({"am", "bn", "cy", "fa", "he", "kn", "te", "th"})
 _DOT_ORDINAL = frozenset({"cs", "da", "fi", "hu", "is", "lv", "no", "pl", "sk", "sl", "sr"})
 _ORDINAL_SUFFIX = {"pt": r"(?<![\w.,])(?P<n>\d{1,3})[ºª°](?!\w)"}
 
@@ -101,7 +102,7 @@ def _from_num2words(code: str) -> Other:
                else _ORDINAL_SUFFIX.get(code, r"(?!x)x"))
     return Other(code, decimal_word="", minus_word="", percent_word=_PERCENT.get(code, ""),
                  ordinal_pattern=ordinal, decimal_point=code in _DOT_DECIMAL,
-                 spaced=code not in ("ja", "th"))
+                 spaced=code != "th")
 
 
 def _number_re(dot: bool) -> str:
