@@ -10,9 +10,9 @@ What each library does for us:
 - ``num2words``: the number words of every alphabetic language: cardinals, ordinals
   ("zweite", "vingt-deuxième") and years ("nineteen ninety-nine",
   "neunzehnhundertneunundneunzig"). We add agreement, digit-by-digit and pair readings.
-  Not used where it is wrong or missing: Greek (none: `hellenic/numerals.py`), Korean
-  (fails on 1000 and 2020, and has no native numerals: `cjk/korean_numerals.py`); for
-  Japanese and Turkish its cardinals are used (Turkish spaced: "yirmi bir").
+  Not used where it is wrong or missing: Greek (none: `hellenic/numerals.py`), Korean native
+  numerals (none in num2words: `cjk/korean_numerals.py`); for Japanese, Korean (Sino),
+  Turkish and Romanian its cardinals are used (Turkish spaced: "yirmi bir").
 - ``cn2an``: Chinese numerals (``an2cn`` and its sentence ``transform`` for percentages,
   fractions and 年月日 dates); `cjk/lang_zh.py` adds 两, times, currency, units and phone numbers.
 - ``pymorphy3`` (OpenCorpora dictionary): the gender and case of any Russian noun after a

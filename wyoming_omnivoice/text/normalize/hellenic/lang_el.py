@@ -161,11 +161,12 @@ RULES = Language(
     ordinal_suffix=r"ος|ου|ον|ο|οι|ους|η|ης|ες|α",
     year_before=r"το|από το|έτος|του|στο|Το|Από το|Στο",
     date_before=r"στις|τις|από|έως|μέχρι|Στις",
-    time_suffix=r"π\.μ\.|μ\.μ\.",
+    time_suffix=r"[πμ]\.μ(?:\.(?!\s*$))?",  # the last dot of "π.μ." may end the sentence
     hour_abbr=r"h|ώ|ώρ\.?", minute_abbr=r"min|λ|λεπ\.?", second_abbr=r"s|δ|δευτ\.?",
     unit_aliases={"χλμ": "km", "χλμ/ώ": "km/h", "χλμ/ώρα": "km/h", "ώ": "h", "λ": "min",
                   "λεπ": "min", "δευτ": "s", "κιλά": "kg"},
     units=UNITS, currencies=CURRENCIES,
+    time_dot_before=frozenset({"στις", "Στις", "ώρα", "Ώρα"}),
     agree=_agree, unit_agree=_unit_agree, form=_form,
     cardinal_words=G.cardinal,
     ordinal_words=_ordinal,

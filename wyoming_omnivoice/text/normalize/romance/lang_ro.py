@@ -227,6 +227,7 @@ RULES = Language(
     unit_aliases={"sec": "s"},
     units=UNITS, currencies=CURRENCIES,
     currency_symbols={"lei": "RON", "leu": "RON", "RON": "RON"},
+    time_dot_before=frozenset({"ora", "Ora", "orele", "Orele"}),
     agree=_agree, unit_agree=_unit_gender_agree,
     ordinal_words=_ordinal_words,
     time_words=_time,

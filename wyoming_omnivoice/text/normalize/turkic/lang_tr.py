@@ -113,6 +113,7 @@ RULES = Language(
     hour_abbr=r"h|sa|saat", minute_abbr=r"min|dk|dakika", second_abbr=r"s|sn|saniye",
     unit_aliases={"sa": "h", "dk": "min", "sn": "s", "℃": "°C"},
     units=UNITS, currencies=CURRENCIES, currency_symbols={"TL": "TRY", "₺": "TRY"},
+    time_dot_before=frozenset({"saat", "Saat"}),
     fix_cardinal=spaced,
     ordinal_words=_ordinal,
     time_words=_time,
