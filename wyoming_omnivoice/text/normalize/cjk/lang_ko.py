@@ -41,15 +41,14 @@ def _counter(noun: str | None) -> str | None:
 
 
 def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
-    """Native before "개", "명", "시", "시간" ...; a space before any counter."""
+    """Native before "개", "명", "시", "시간" ... (`_prepare` has put a space between the
+    digits and the counter)."""
     counter = _counter(noun)
-    if counter is None:
+    if counter not in NATIVE_COUNTERS:
         return words
-    if counter in NATIVE_COUNTERS:
-        if counter == "번째" and num.integer == "1":
-            return "첫 "
-        words = K.native(int(num.integer))
-    return words + " "
+    if counter == "번째" and num.integer == "1":
+        return "첫"
+    return K.native(int(num.integer))
 
 
 def _unit_agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
@@ -96,6 +95,8 @@ def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
     prefix = ""
     if hour > 12 and not marked:
         hour, prefix = hour - 12, "오후 "
+    elif hour == 0 and marked:
+        hour = 12  # "오전 0:30" -> "오전 열두 시 삼십 분"
     hours = f"{K.native(hour)} 시" if hour else "영 시"
     return prefix + hours + (f" {K.sino(minute)} 분" if minute else "")
 
@@ -113,6 +114,9 @@ _BEFORE_RE = re.compile(rf"(?<![0-9A-Za-z.,])(?P<n>{_NUM})\s?(?P<u>°F|℉|km/h|
 _AMPM_RE = re.compile(r"(?P<t>\d{1,2}(?::\d\d)?)\s?(?P<ap>[AaPp])\.?[Mm]\.?(?![A-Za-z])")
 _RANGE_RE = re.compile(r"(?<=\d)\s?[〜~～]\s?(?=[-−]?\d)")
 _GLUED_UNIT_RE = re.compile(r"(?<=\d)(?=[WVglsh](?![A-Za-z]))")
+_GLUED_COUNTER_RE = re.compile(
+    r"(?<=\d)(?=" + "|".join(sorted((*NATIVE_COUNTERS, *SINO_COUNTERS), key=len, reverse=True))
+    + ")")
 _SPACES_RE = re.compile(r"(?<=\S)  +(?=\S)")
 
 
@@ -135,6 +139,7 @@ def _prepare(text: str) -> str:
     text = _AMPM_RE.sub(lambda m: ("오전 " if m.group("ap") in "Aa" else "오후 ") + m.group("t"),
                         text)
     text = _GLUED_UNIT_RE.sub(" ", text)
+    text = _GLUED_COUNTER_RE.sub(" ", text)  # "2개" -> "2 개", as number words are written
     return _RANGE_RE.sub(" ~ ", text)
 
 

@@ -28,6 +28,8 @@ _FEMININE_I = frozenset({
     "mâini", "pături", "perechi", "baterii", "grădini", "bucătării", "încăperi", "sarcini",
     "dimineți", "seri", "melodii", "draperii", "fotografii", "zi",
 })
+#: Neuter plurals in -ii (most plurals in -ii are feminine: "baterii", "funcții").
+_NEUTER_I = frozenset({"servicii", "exerciții", "studii", "consilii", "premii"})
 #: Endings of neuter plurals in -e ("minute", "grade", "termostate", "ventilatoare"): one
 #: is "unu" after twenty ("douăzeci și unu de minute"); other plurals in -e are feminine
 #: ("douăzeci și una de ore").
@@ -46,9 +48,11 @@ def gender(noun: str) -> str:
     """"m", "f" or "n" (neuter: one like a masculine, two like a feminine) for the word
     after a number; neuter and feminine only differ after one."""
     word = noun.split()[0].lower()
-    if (word.endswith(("uri", "ii")) and word not in _FEMININE_I) or word.endswith(_NEUTER_E):
+    if word in _FEMININE_I:
+        return "f"
+    if word.endswith("uri") or word in _NEUTER_I or word.endswith(_NEUTER_E):
         return "n"  # "două grade", "două becuri", "douăzeci și unu de minute"
-    if word in _FEMININE_I or word.endswith("e"):
+    if word.endswith(("e", "ări", "ăți", "ii", "ei")):
         return "f"  # "două ore", "două lămpi", "douăzeci și una de ore"
     if word in _MASCULINE_SINGULAR:
         return "m"
@@ -199,8 +203,13 @@ def _prepare(text: str) -> str:
     return _WRITTEN_DE_RE.sub(drop, text)
 
 
+_ORA_ESTE_RE = re.compile(r"\b([Oo]ra (?:este|e) )ora ")
+
+
 def _finish(text: str) -> str:
-    return text.replace("de de la ", "de la ")  # "temperaturi de 20-22 °C"
+    """"temperaturi de de la 20" -> "de la"; "Ora este ora cincisprezece" -> "Ora este
+    cincisprezece" (the hour's "ora" where the sentence already said it)."""
+    return _ORA_ESTE_RE.sub(r"\1", text.replace("de de la ", "de la "))
 
 
 def _date(day: int, month: int, year: int | None, ctx: Context) -> str:
