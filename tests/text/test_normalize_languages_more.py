@@ -36,6 +36,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("decimal", "Sıcaklık 21,5 °C.", "Sıcaklık yirmi bir virgül beş derece."),
         ("negative", "Dışarıda -3,5 °C var.", "Dışarıda eksi üç virgül beş derece var."),
         ("thousands", "Sayaç 1.250 kWh.", "Sayaç bin iki yüz elli kilovatsaat."),
+        ("thousands", "Nüfus 2.000.000 kişi.", "Nüfus iki milyon kişi."),
         ("unit", "Rüzgar 15 km/h.", "Rüzgar saatte on beş kilometre."),
         ("unit", "Yağış 3 mm.", "Yağış üç milimetre."),
         ("percent", "Pil %15.", "Pil yüzde on beş."),
@@ -121,6 +122,9 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("year", "Από το 2015.", "Από το δύο χιλιάδες δεκαπέντε."),
         ("currency", "Κοστίζει 2,05 €.", "Κοστίζει δύο ευρώ και πέντε λεπτά."),
         ("currency", "Κοστίζει 3 $.", "Κοστίζει τρία δολάρια."),
+        ("phone", "Καλέστε στο 210 123 4567.",
+         "Καλέστε στο δύο ένα μηδέν, ένα δύο τρία, τέσσερα πέντε έξι επτά."),
+        ("decimal", "Κατανάλωση 0,05 kWh.", "Κατανάλωση μηδέν κόμμα μηδέν πέντε κιλοβατώρες."),
         ("abbreviation", "Λάμπες, πρίζες κ.λπ. είναι σβηστές.",
          "Λάμπες, πρίζες και λοιπά είναι σβηστές."),
     ],
@@ -201,3 +205,18 @@ def test_own_unit_table_names_every_shared_unit(language: str) -> None:
 
     module = importlib.import_module(table_module(language))
     assert set(words.UNITS) <= set(module.RULES.units)
+
+
+ODD = ("99999999999999999999 % 1:2:3 $ € 0.0.0 -- -5- 31/02/2024 32.13.2024 [unclosed 5 "
+       "0,0 0.05 12:60 24:00 3'' 5'x 007 RTX 4090 0532 123 45 67 1.000.000.000.000 °C 5°")
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_odd_input_is_read_without_a_failed_segment(
+        language: str, caplog: pytest.LogCaptureFixture) -> None:
+    # a rewrite that raises keeps the whole segment as written (and logs it): odd input
+    # must be read, not given up on
+    with caplog.at_level("WARNING", logger="wyoming_omnivoice.text.normalize"):
+        spoken = normalize_text(ODD, language)
+    assert not [r for r in caplog.records if "failed" in r.getMessage()]
+    assert spoken != ODD

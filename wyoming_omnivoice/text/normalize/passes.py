@@ -158,7 +158,8 @@ class Passes:
         return (match.group("pre") or "") + self.lang.year(value)
 
     def model_number(self, match: re.Match[str]) -> str:
-        return match.group("m") + N.pairs(match.group("d"), self.lang.code, self.lang.model_oh)
+        return match.group("m") + N.pairs(match.group("d"), self.lang.code, self.lang.model_oh,
+                                          self.lang.digit_words)
 
     def number_range(self, match: re.Match[str]) -> str:
         a, b = match.group("a"), match.group("b")
@@ -173,15 +174,17 @@ class Passes:
     def phone(self, match: re.Match[str]) -> str:
         groups = re.findall(r"\d+", match.group(0))
         code = self.lang.code
-        words = ", ".join(N.digits(group, code, self.lang.phone_zero) for group in groups)
+        words = ", ".join(N.digits(group, code, self.lang.phone_zero, self.lang.digit_words)
+                          for group in groups)
         plus = f"{self.lang.plus_word} " if match.group(0).startswith("+") else ""
         return plus + words
 
     def pair_phone(self, match: re.Match[str]) -> str:
         groups = re.findall(r"\d\d", match.group(0))
-        first = N.digits(groups[0], self.lang.code)
+        first = N.digits(groups[0], self.lang.code, words=self.lang.digit_words)
         return ", ".join([first] + [self.lang.cardinal(int(g)) if g[0] != "0"
-                                    else N.digits(g, self.lang.code) for g in groups[1:]])
+                                    else N.digits(g, self.lang.code, words=self.lang.digit_words)
+                                    for g in groups[1:]])
 
     def currency(self, match: re.Match[str]) -> str | None:
         lang = self.lang

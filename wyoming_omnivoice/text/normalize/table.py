@@ -144,6 +144,9 @@ class Language:
     second_abbr: str = r"s|Sek"
     cardinal_words: Callable[[int], str] | None = None
     """The language's own cardinals, where num2words' are not what is said (Danish)."""
+    digit_words: Callable[[int], str] | None = None
+    """The words for digits and pairs ("007", phone and model numbers) where num2words has
+    none for the language (Greek)."""
     units: Mapping[str, Noun] = field(default_factory=dict)
     """The language's own unit nouns, by written symbol (else `words.UNITS`)."""
     currencies: Mapping[str, tuple[Noun, Noun]] = field(default_factory=dict)
@@ -177,7 +180,7 @@ class Language:
         """Words for a written number, agreeing with ``noun`` when one follows."""
         lang = self.code
         if len(num.integer) > 1 and num.integer.startswith("0") and not num.fraction:
-            words = N.digits(num.integer, lang)  # "007"
+            words = N.digits(num.integer, lang, words=self.digit_words)  # "007"
         else:
             words = self.cardinal(int(num.integer))
         if num.fraction and self.decimal_words is not None:
@@ -187,7 +190,7 @@ class Language:
             if self.grouped_fraction and len(frac) <= 2 and not frac.startswith("0"):
                 frac_words = self.cardinal(int(frac))
             else:
-                frac_words = N.digits(frac, lang)
+                frac_words = N.digits(frac, lang, words=self.digit_words)
             words = f"{words} {self.decimal_word} {frac_words}"
         else:
             words = (agree or self.agree)(num, words, noun, ctx or Context())

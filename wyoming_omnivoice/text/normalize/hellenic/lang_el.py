@@ -151,7 +151,8 @@ def _finish(text: str) -> str:
 
 RULES = Language(
     code="el", decimal_word="κόμμα", minus_word="μείον", plus_word="συν", and_word="και",
-    range_word="έως", range_before="από", months=MONTHS, space_thousands=True,
+    range_word="έως", range_before="από", months=MONTHS,
+    phone_extra=r"(?:2\d|69)\d(?:[ -]?\d{3}[ -]?\d{4}|\d{7})",  # "210 123 4567", "6912345678"
     abbreviations={
         "π.χ.": "για παράδειγμα", "κ.λπ.": "και λοιπά", "κλπ.": "και λοιπά",
         "δηλ.": "δηλαδή", "περίπ.": "περίπου", "τηλ.": "τηλέφωνο", "αρ.": "αριθμός",
@@ -168,7 +169,7 @@ RULES = Language(
     units=UNITS, currencies=CURRENCIES,
     time_dot_before=frozenset({"στις", "Στις", "ώρα", "Ώρα"}),
     agree=_agree, unit_agree=_unit_agree, form=_form,
-    cardinal_words=G.cardinal,
+    cardinal_words=G.cardinal, digit_words=G.cardinal,
     ordinal_words=_ordinal,
     time_words=_time,
     date_words=_date,

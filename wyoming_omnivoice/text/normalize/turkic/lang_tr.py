@@ -22,14 +22,15 @@ MONTHS = ("Ocak", "Şubat", "Mart", "Nisan", "Mayıs", "Haziran", "Temmuz", "Ağ
           "Eylül", "Ekim", "Kasım", "Aralık")
 
 _MORPHEMES = ("bir|iki|üç|dört|beş|altı|yedi|sekiz|dokuz|on|yirmi|otuz|kırk|elli|altmış"
-              "|yetmiş|seksen|doksan|yüz|bin|milyon|milyar")
-_SPLIT_RE = re.compile(rf"(?<=[a-zçğıöşü])(?=(?:{_MORPHEMES}))")
+              "|yetmiş|seksen|doksan|yüz|bin|milyon|milyar|trilyon|katrilyon")
+# no number word ends in "y": the "on" of "milyon", "trilyon" is not ten
+_SPLIT_RE = re.compile(rf"(?<=[a-zçğıöşü])(?<!y)(?=(?:{_MORPHEMES}))")
 
 
 def spaced(words: str) -> str:
     """Turkish writes number words apart ("yirmi bir", "bin dokuz yüz"); num2words joins
     them ("yirmibir"). Only number words reach this, so every morpheme is split off."""
-    return _SPLIT_RE.sub(" ", words).replace("mily on", "milyon")
+    return _SPLIT_RE.sub(" ", words)
 
 
 def _n(noun: str) -> Noun:
