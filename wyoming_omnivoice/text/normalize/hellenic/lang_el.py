@@ -46,6 +46,10 @@ def gender(noun: str, plural: bool = False) -> str:
     word = noun.lower()
     if word in _MASCULINE:
         return "m"
+    if word in _FEMININE_GENITIVE:
+        return "f"
+    if word.endswith(("ού", "ου")):
+        return "n"  # a genitive singular: "ενός λεπτού" (masculines say "ενός" too)
     if word in _NEUTER or word.endswith(("μα", "ματα")):
         return "n"
     if word.endswith(("ος", "ός", "οι", "οί", "ους", "ούς", "ας", "άς", "ης", "ής", "έας")):
@@ -55,7 +59,15 @@ def gender(noun: str, plural: bool = False) -> str:
     return "f"  # "λάμπα", "ώρα", "λάμπες", "ώρες", "μέρα"
 
 
+#: Feminine genitives singular in -ας/-ης, which read as masculine nominatives by ending.
+_FEMININE_GENITIVE = frozenset({"ώρας", "μέρας", "ημέρας", "εβδομάδας", "φοράς"})
+
+
 def case(noun: str | None, ctx: Context) -> str:
+    word = (noun or "").lower()
+    if word.endswith(("ών", "ων", "ού")) or word in _FEMININE_GENITIVE or \
+            ctx.before.lower() in ("των", "του", "της"):
+        return "gen"  # "τριών ωρών", "ενός λεπτού", "μίας ώρας", "των τριών χιλιάδων ευρώ"
     if noun is not None and noun.lower().endswith(("ους", "ούς", "ό", "ο", "α", "η")) and \
             gender(noun) == "m":
         return "acc"  # "βαθμούς", "βαθμό", "μήνα"

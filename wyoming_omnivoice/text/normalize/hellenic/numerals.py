@@ -2,8 +2,9 @@
 "τρεις"/"τρία", "διακόσιοι"/"διακόσιες"/"διακόσια", "δύο χιλιάδες") and ordinals
 ("δεύτερος", "τρίτη", "εικοστό πρώτο"). num2words has no Greek.
 
-Gender is "m", "f" or "n"; case is "nom" or "acc" (the genitive does not occur in Home
-Assistant replies). Only 1, 3, 4, 13, 14, the hundreds from 200 and 1000 change.
+Gender is "m", "f" or "n"; case is "nom", "acc" or "gen" (Home Assistant's timer replies
+say "του χρονομέτρου 3 ωρών": "τριών ωρών"). Only 1, 3, 4, 13, 14, the hundreds from 200
+and 1000 change.
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ _HUNDREDS = ("", "εκατό", "διακόσι", "τριακόσι", "τετρα
              "επτακόσι", "οκτακόσι", "εννιακόσι")
 _MF = {"ένα": "", "τρία": "τρεις", "τέσσερα": "τέσσερις", "δεκατρία": "δεκατρείς",
        "δεκατέσσερα": "δεκατέσσερις"}
+_GENITIVE = {"τρία": "τριών", "τέσσερα": "τεσσάρων", "δεκατρία": "δεκατριών",
+             "δεκατέσσερα": "δεκατεσσάρων"}
 
 
 def _ending(gender: str, case: str) -> str:
     """The ending of "διακόσι-" and "χίλι-"."""
+    if case == "gen":
+        return "ων"
     if gender == "m":
         return "ους" if case == "acc" else "οι"
     return "ες" if gender == "f" else "α"
@@ -32,6 +37,10 @@ def _below_100(value: int, gender: str, case: str) -> str:
     else:
         tens, unit = divmod(value, 10)
         return _TENS[tens] + (f" {_below_100(unit, gender, case)}" if unit else "")
+    if case == "gen" and word in _GENITIVE:
+        return _GENITIVE[word]
+    if case == "gen" and word == "ένα":
+        return "μίας" if gender == "f" else "ενός"
     if gender == "n" or word not in _MF:
         return word
     if word == "ένα":
@@ -45,7 +54,10 @@ def _below_1000(value: int, gender: str, case: str) -> str:
     if hundreds == 1:
         words.append("εκατόν" if rest else "εκατό")
     elif hundreds:
-        words.append(_HUNDREDS[hundreds] + _ending(gender, case))
+        stem = _HUNDREDS[hundreds]
+        if case == "gen":
+            stem = stem.replace("όσι", "οσί")  # "διακοσίων"
+        words.append(stem + _ending(gender, case))
     if rest or not hundreds:
         words.append(_below_100(rest, gender, case))
     return " ".join(words)
@@ -68,9 +80,10 @@ def cardinal(value: int, gender: str = "n", case: str = "nom") -> str:
         elif count:
             words.append(f"{_below_1000(count, 'n', 'nom')} {many}")
     if thousands == 1:
-        words.append("χίλι" + _ending(gender, case))
+        words.append(("χιλί" if case == "gen" else "χίλι") + _ending(gender, case))
     elif thousands:
-        words.append(f"{_below_1000(thousands, 'f', 'nom')} χιλιάδες")
+        words.append(f"{_below_1000(thousands, 'f', case)} "
+                     + ("χιλιάδων" if case == "gen" else "χιλιάδες"))
     if rest or not words:
         words.append(_below_1000(rest, gender, case))
     return " ".join(words)

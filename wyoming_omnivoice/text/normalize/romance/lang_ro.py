@@ -175,6 +175,12 @@ def _ordinal_words(value: int, suffix: str, ctx: Context) -> str:
     return ordinal(value, suffix == "-a")
 
 
+def _hour(hour: int) -> str:
+    """An hour as it agrees with "ora": "unu", "două", "douăsprezece", "douăzeci și una"
+    ("ora unu" is the one exception)."""
+    return "unu" if hour == 1 else agreeing(N.cardinal(hour, "ro"), hour, "f")
+
+
 def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
     """"ora șapte", "ora paisprezece și treizeci", "ora două" (hours agree with "ora"),
     "miezul nopții"; "ora" is added where the sentence does not have it."""
@@ -182,7 +188,7 @@ def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
         return None
     if hour == 0 and minute == 0:
         return "miezul nopții"
-    hours = "unu" if hour == 1 else agreeing(N.cardinal(hour, "ro"), hour, "f")
+    hours = _hour(hour)
     if minute:
         minutes = agreeing(N.cardinal(minute, "ro"), minute, "f") if minute != 1 else "unu"
         hours = f"{hours} și {minutes}"
@@ -193,13 +199,19 @@ _WRITTEN_DE_RE = re.compile(r"(?<![\w.,])(?P<n>\d{1,3}(?:[.\u00a0\u202f ]\d{3})*
                             r"(?=[^\W\d])")
 
 
+# Home Assistant's "what time is it" reply: "14 și 30 de minute", "7 fix"
+_HOUR_RE = re.compile(r"(?<![\w.,:])(?P<h>[01]?\d|2[0-3])(?= fix\b| și \d{1,2} (?:de )?minut)")
+
+
 def _prepare(text: str) -> str:
     """"22 de lămpi" -> "22 lămpi": the "de" is put back by the agreement, which needs the
-    noun after the number to say "două"."""
+    noun after the number to say "două"; an hour before "fix" or "și ... minute" agrees
+    with "ora" ("2 fix" -> "două fix")."""
     def drop(m: re.Match[str]) -> str:
         keep = not takes_de(int(re.sub(r"\D", "", m.group("n"))))
         return m.group(0) if keep else m.group("n") + " "
 
+    text = _HOUR_RE.sub(lambda m: _hour(int(m.group("h"))), text)
     return _WRITTEN_DE_RE.sub(drop, text)
 
 
