@@ -118,6 +118,10 @@ _GLUED_COUNTER_RE = re.compile(
     r"(?<=\d)(?=" + "|".join(sorted((*NATIVE_COUNTERS, *SINO_COUNTERS), key=len, reverse=True))
     + ")")
 _SPACES_RE = re.compile(r"(?<=\S)  +(?=\S)")
+# "번" counts times before a verb or "더" ("3번 실패했습니다" -> 세 번); else it labels
+# a number ("2번 조명" -> 이 번 조명)
+_TIMES_RE = re.compile(
+    r"(?<![0-9A-Za-z.,])(?P<n>\d{1,2})\s?번(?=\s+(?:더|\S*(?:했|됐|었|았|렸|니다)))")
 
 
 def _prepare(text: str) -> str:
@@ -134,6 +138,7 @@ def _prepare(text: str) -> str:
         return f"시속 {number} km" if unit == "km/h" else f"초속 {number} m"
 
     text = _MONTH_RE.sub(date, text)
+    text = _TIMES_RE.sub(lambda m: f"{K.native(int(m.group('n')))} 번", text)
     text = _BELOW_ZERO_RE.sub(lambda m: f"영하 {m.group('n')}{m.group('u')}", text)
     text = _BEFORE_RE.sub(before, text)
     text = _AMPM_RE.sub(lambda m: ("오전 " if m.group("ap") in "Aa" else "오후 ") + m.group("t"),
