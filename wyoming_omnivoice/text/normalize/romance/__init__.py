@@ -1,1 +1,2 @@
-"""Romance languages: French, Spanish, Italian, Portuguese (European and Brazilian)."""
+"""Romance languages: French, Spanish, Italian, Portuguese (European and Brazilian),
+Romanian."""
