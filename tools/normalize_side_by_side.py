@@ -6,6 +6,7 @@ to the result, marking lines where the result differs from the expected spoken f
 reviewer can read a language at a glance::
 
     python tools/normalize_side_by_side.py de fr        # two languages
+    python tools/normalize_side_by_side.py ja ko tr el ro   # issue 32's languages
     python tools/normalize_side_by_side.py              # every language with a file
     python tools/normalize_side_by_side.py --file my_sentences.tsv --language nl
 """

@@ -176,7 +176,8 @@ def test_language_forms() -> None:
 
 def test_other_languages_get_plain_numbers_or_nothing() -> None:
     assert normalize_text("Ik heb 5", "pl") == "Ik heb pięć"
-    assert normalize_text("今日は5日です", "ja") == "今日は五日です"
+    assert normalize_text("今日は5日です", "ja") == "今日は五日です"  # ja: a table since issue 32
+    assert normalize_text("ความชื้น 5", "th") == "ความชื้น ห้า"
     # a language num2words does not know: unchanged
     assert normalize_text("5 apples", "xx") == "5 apples"
 
@@ -184,8 +185,8 @@ def test_other_languages_get_plain_numbers_or_nothing() -> None:
 @pytest.mark.parametrize(
     ("language", "written", "spoken"),
     [
-        ("ja", "湿度は85%です。", "湿度は八十五パーセントです。"),
-        ("ja", "気温は21.5度です。", "気温は二十一点五度です。"),
+        ("th", "ความชื้น 85%", "ความชื้น แปดสิบห้าเปอร์เซ็นต์"),
+        ("th", "อุณหภูมิ 21.5 องศา", "อุณหภูมิ ยี่สิบเอ็ดจุดห้า องศา"),
     ],
 )
 def test_languages_that_are_off_still_read_numbers_when_asked(
@@ -203,9 +204,9 @@ def test_supports_language() -> None:
                  "da", "Danish", "nb", "no", "nb-NO", "Norwegian Bokmål",
                  "cs", "Czech", "uk", "Ukrainian", "fi", "Finnish",
                  "hu", "Hungarian", "sk", "Slovak", "sl", "sl-SI", "hr", "Croatian",
-                 "bg", "bg-BG", "Bulgarian", "ca", "ca-ES", "Catalan"):
+                 "bg", "bg-BG", "Bulgarian", "ca", "ca-ES", "Catalan", "ja", "Japanese"):
         assert supports_language(lang), lang
-    for lang in (None, "", "none", "ja", "xx"):
+    for lang in (None, "", "none", "th", "xx"):
         assert not supports_language(lang), lang
 
 

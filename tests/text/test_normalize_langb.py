@@ -15,10 +15,10 @@ import importlib
 
 import pytest
 
-from wyoming_omnivoice.text.normalize import normalize_text, supports_language
+from wyoming_omnivoice.text.normalize import normalize_text, supports_language, table_module
 from wyoming_omnivoice.text.normalize import numbers as N
-from wyoming_omnivoice.text.normalize import slavic as S
 from wyoming_omnivoice.text.normalize.numbers import Num
+from wyoming_omnivoice.text.normalize.slavic import shared as S
 
 CASES: dict[str, list[tuple[str, str, str]]] = {
     "sk": [
@@ -154,7 +154,7 @@ def test_language_is_on_covers_every_class_and_names_every_unit(language: str) -
                      "time", "duration", "date", "date_year", "ordinal", "year", "currency",
                      "abbreviation"}
     # a unit missing from the language's own table would fail the whole segment
-    module = importlib.import_module(f"wyoming_omnivoice.text.normalize.lang_{language}")
+    module = importlib.import_module(table_module(language))
     assert set(words.UNITS) <= set(module.RULES.units)
 
 
@@ -171,7 +171,7 @@ def test_slavic_count_rules(value: int, croatian: int, slovene: int) -> None:
 
 def test_own_cardinals_read_digits_pairs_and_phone_numbers() -> None:
     # num2words has no Croatian or Bulgarian: their own cardinals are used everywhere
-    importlib.import_module("wyoming_omnivoice.text.normalize.lang_hr")
+    importlib.import_module("wyoming_omnivoice.text.normalize.slavic.lang_hr")
     assert N.digits("305", "hr") == "tri nula pet"
     assert N.cardinal(2400, "hr") == "dvije tisuće četiristo"
     assert normalize_text("Nazovi 01 234 5678.", "hr") == (

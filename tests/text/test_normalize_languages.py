@@ -324,10 +324,9 @@ def test_own_unit_table_names_every_shared_unit(language: str) -> None:
     # written), so every symbol the shared passes match must have a noun
     import importlib
 
-    from wyoming_omnivoice.text.normalize import words
+    from wyoming_omnivoice.text.normalize import table_module, words
 
-    module = importlib.import_module(
-        f"wyoming_omnivoice.text.normalize.lang_{language.replace('-', '_').lower()}")
+    module = importlib.import_module(table_module(language))
     assert set(words.UNITS) <= set(module.RULES.units)
 
 

@@ -11,8 +11,11 @@ What each library does for us:
   (their cardinals and ordinals are ours, `numbers.own_cardinals`): cardinals, ordinals
   ("zweite", "vingt-deuxième") and years ("nineteen ninety-nine",
   "neunzehnhundertneunundneunzig"). We add agreement, digit-by-digit and pair readings.
+  Not used where it is wrong or missing: Greek (none: `hellenic/numerals.py`), Korean native
+  numerals (none in num2words: `cjk/korean_numerals.py`); for Japanese, Korean (Sino),
+  Turkish and Romanian its cardinals are used (Turkish spaced: "yirmi bir").
 - ``cn2an``: Chinese numerals (``an2cn`` and its sentence ``transform`` for percentages,
-  fractions and 年月日 dates); `zh.py` adds 两, times, currency, units and phone numbers.
+  fractions and 年月日 dates); `cjk/lang_zh.py` adds 两, times, currency, units and phone numbers.
 - ``pymorphy3`` (OpenCorpora dictionary): the gender and case of any Russian noun after a
   number ("одна дверь", "на втором этаже"); the other Slavic languages, Catalan, Portuguese and the
   Nordic languages keep small hand tables of the nouns Home Assistant replies use.
@@ -21,10 +24,10 @@ What each library does for us:
   of the noun after a number, for "eine Stunde", "veintiún días", "vingt et une heures",
   "un'ora" (see `lexicon.py` for what it covers).
 
-Rules: one `table.Language` per language (``lang_en.py`` ... ``lang_hu.py``, ``lang_sk.py``,
-``lang_sl.py``, ``lang_hr.py``, ``lang_bg.py``, ``lang_ca.py``; ``pt-BR`` has
-its own, ``no`` is read as ``nb``) read by the shared passes in `passes.py` and `dates.py`;
-Chinese in `zh.py`; other languages that
+Rules: one `table.Language` per language, grouped by family (``germanic/lang_en.py``,
+``slavic/lang_pl.py`` ...; see `FAMILY`; ``pt-BR`` has its own, ``no`` is read as ``nb``)
+read by the shared passes in `passes.py` and `dates.py`; Chinese in `cjk/lang_zh.py`;
+other languages that
 num2words knows in `other.py` (numbers, decimals, ordinals, times and percentages, on by
 default only where Home Assistant-style replies pass their tests).
 
@@ -49,7 +52,19 @@ _LOGGER = logging.getLogger(__name__)
 
 #: Languages with a full rule table (besides Chinese).
 FULL_LANGUAGES = ("en", "de", "fr", "es", "it", "nl", "pl", "ru", "pt", "pt-BR", "sv", "da",
-                  "nb", "cs", "uk", "fi", "hu", "sk", "sl", "hr", "bg", "ca")
+                  "nb", "cs", "uk", "fi", "hu", "sk", "sl", "hr", "bg", "ca", "tr", "ro", "el",
+                  "ja", "ko")
+#: The family folder of each language's table module (``<family>/lang_<id>.py``).
+FAMILY = {
+    "en": "germanic", "de": "germanic", "nl": "germanic",
+    "sv": "nordic", "da": "nordic", "nb": "nordic",
+    "fr": "romance", "es": "romance", "it": "romance", "pt": "romance", "pt-BR": "romance",
+    "pl": "slavic", "cs": "slavic", "ru": "slavic", "uk": "slavic",
+    "fi": "uralic", "hu": "uralic",
+    "zh": "cjk", "ja": "cjk", "ko": "cjk",
+    "tr": "turkic", "ro": "romance", "el": "hellenic",
+    "sk": "slavic", "sl": "slavic", "hr": "slavic", "bg": "slavic", "ca": "romance",
+}
 #: Ids read with another table: Brazilian Portuguese has its own, Norwegian ("no") is read
 #: as Bokmål (else a region variant reads as its base language).
 REGIONAL = {"pt-br": "pt-BR", "no": "nb", "no-no": "nb"}
@@ -92,7 +107,7 @@ def _rules(code: str) -> Callable[[str], str] | None:
     """The rewrite function for a language id, or None when it has none."""
     if code in CHINESE:
         try:
-            from wyoming_omnivoice.text.normalize.zh import normalize_chinese
+            from wyoming_omnivoice.text.normalize.cjk.lang_zh import normalize_chinese
         except ImportError:  # cn2an missing: a packaging fault, but never fail synthesis
             _LOGGER.warning("Chinese text normalisation needs the cn2an package; "
                             "install it with: pip install cn2an")
@@ -103,11 +118,17 @@ def _rules(code: str) -> Callable[[str], str] | None:
 
         from wyoming_omnivoice.text.normalize.passes import Passes
 
-        name = code.replace("-", "_").lower()  # "pt-BR" -> lang_pt_br
-        module = importlib.import_module(f"wyoming_omnivoice.text.normalize.lang_{name}")
+        module = importlib.import_module(table_module(code))
         table: Language = module.RULES
         return Passes(table).run
     return other.rules(code)
+
+
+def table_module(code: str) -> str:
+    """The module that holds the `Language` table of ``code`` ("pt-BR" ->
+    ``wyoming_omnivoice.text.normalize.romance.lang_pt_br``)."""
+    name = code.replace("-", "_").lower()
+    return f"{__name__}.{FAMILY[code]}.lang_{name}"
 
 
 def supports_language(language: str | None) -> bool:

@@ -27,12 +27,13 @@ class DatePasses:
         self._context = context
         self.lang = lang
         self._duration = duration
+        g = lang.glue
         self.iso_re = re.compile(
-            r"(?<![\w.\-/])(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})(?![\w\-/])")
+            rf"(?<![{g}.\-/])(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?![{g}\-/])")
         first, second = ("d", "mo") if lang.day_first else ("mo", "d")
         self.numeric_re = re.compile(
-            rf"(?<![\w.\-/])(?P<{first}>\d{{1,2}})(?P<sep>[./-])(?P<{second}>\d{{1,2}})(?P=sep)"
-            r"(?P<y>\d{4})(?![\w\-/])"
+            rf"(?<![{g}.\-/])(?P<{first}>\d{{1,2}})(?P<sep>[./-])(?P<{second}>\d{{1,2}})(?P=sep)"
+            rf"(?P<y>\d{{4}})(?![{g}\-/])"
         )
         # A day and month without a year ("24/12", "24.12.", "1-12") is a date only after a
         # word that introduces one ("on", "am", "le", "op"): "1/2 cup" stays a fraction.
@@ -62,7 +63,7 @@ class DatePasses:
             rf"(?P<month>{month_names})(?!\w)(?P<year>\s+\d{{4}}\b)?"
         )
         self.time_re = re.compile(
-            r"(?<![\w.:,])(?P<h>[01]?\d|2[0-3])(?P<sep>[:.]" + ("|\\s?h\\s?" if lang.hour_letter
+            rf"(?<![{g}.:,])(?P<h>[01]?\d|2[0-3])(?P<sep>[:.]" + ("|\\s?h\\s?" if lang.hour_letter
                                                                  else "")
             + r")(?P<m>[0-5]\d)(?::(?P<s>[0-5]\d))?(?![\d:]|\s?min)"
             + (rf"(?P<suffix>\s?(?:{lang.time_suffix}))?" if lang.time_suffix else "(?P<suffix>)")

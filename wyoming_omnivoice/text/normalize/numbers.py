@@ -71,11 +71,20 @@ def cardinal(value: int, lang: str) -> str:
     return words.replace(",", "") if lang == "en" else words
 
 
-def digits(text: str, lang: str, zero: str | None = None) -> str:
+#: A language's own number words, where num2words has none (Greek).
+Words = Callable[[int], str]
+
+
+def digits(text: str, lang: str, zero: str | None = None, words: Words | None = None) -> str:
     """Digit by digit: "030" -> "null drei null"."""
     own = _OWN.get(lang)
-    return " ".join(zero if d == "0" and zero else own(int(d)) if own else num2words(
-        int(d), lang=lang) for d in text)
+
+    def word(d: int) -> str:
+        if words is not None:
+            return words(d)
+        return own(d) if own is not None else str(num2words(d, lang=lang))
+
+    return " ".join(zero if d == "0" and zero else word(int(d)) for d in text)
 
 
 def ordinal(value: int, lang: str) -> str:
@@ -86,16 +95,19 @@ def year(value: int, lang: str) -> str:
     return str(num2words(value, lang=lang, to="year"))
 
 
-def pairs(text: str, lang: str, oh: str | None = None) -> str:
+def pairs(text: str, lang: str, oh: str | None = None, words: Words | None = None) -> str:
     """A model number in pairs, as it is said: "4090" -> "forty ninety", "970" -> "nine
     seventy". A pair with a leading zero is read "oh five" where the language says so
     (``oh``), digit by digit elsewhere."""
+    def number(value: int) -> str:
+        return words(value) if words is not None else cardinal(value, lang)
+
     groups = [text[:-2], text[-2:]] if len(text) in (3, 4) else [text]
-    words = []
+    said = []
     for group in groups:
         if len(group) == 2 and group[0] == "0":
-            words.append(f"{oh} {cardinal(int(group[1]), lang)}" if oh
-                         else digits(group, lang))
+            said.append(f"{oh} {number(int(group[1]))}" if oh
+                        else digits(group, lang, words=words))
         else:
-            words.append(cardinal(int(group), lang))
-    return " ".join(words)
+            said.append(number(int(group)))
+    return " ".join(said)

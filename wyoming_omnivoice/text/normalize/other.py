@@ -1,14 +1,15 @@
 """Other languages that num2words knows: numbers, decimals, ordinals, times, percentages.
 
 A language here has a small `Other` table (decimal word, percent word, how a clock time and
-an ordinal are written and said). Turkish, Indonesian and Vietnamese have hand-made tables
+an ordinal are written and said). Indonesian and Vietnamese have hand-made tables
 and are on by default (`ENABLED`): their Home Assistant-style replies pass their tests
 (``tests/text/normalize_cases/``). Every other language that num2words knows gets a table made
 from num2words itself (its decimal and minus words, ``to="ordinal"``) plus the percent word
 where it does not change with the number; those are off by default, as upstream has no
 normalisation, and run only when a voice asks for it (``normalize_text: true``). Languages
 with a full `table.Language` (Polish, Russian, Portuguese, the Nordic languages, Czech,
-Ukrainian, Finnish, Hungarian, ...) never reach this module.
+Ukrainian, Finnish, Hungarian, Turkish, Romanian, Greek, Japanese, Korean, ...) never
+reach this module.
 """
 
 from __future__ import annotations
@@ -21,17 +22,6 @@ from decimal import Decimal, InvalidOperation
 from num2words import CONVERTER_CLASSES, num2words
 
 from wyoming_omnivoice.text.normalize import numbers as N
-
-_TR_MORPHEMES = ("bir|iki|üç|dört|beş|altı|yedi|sekiz|dokuz|on|yirmi|otuz|kırk|elli|altmış"
-                 "|yetmiş|seksen|doksan|yüz|bin|milyon|milyar")
-_TR_SPLIT_RE = re.compile(rf"(?<=[a-zçğıöşü])(?=(?:{_TR_MORPHEMES}))")
-
-
-def _turkish_spacing(words: str) -> str:
-    """Turkish writes number words apart ("yirmi bir", "bin dokuz yüz"); num2words joins
-    them ("yirmibir"). Only number words reach this, so every morpheme is split off."""
-    return _TR_SPLIT_RE.sub(" ", words).replace("mily on", "milyon")
-
 
 _VI_TENS_RE = re.compile(r"\b(nghìn|triệu|tỷ) lẻ (?=mười\b|\S+ mươi\b)")
 _VI_UNITS_RE = re.compile(r"\b(nghìn|triệu|tỷ) lẻ ")
@@ -62,9 +52,9 @@ class Other:
     ordinal_pattern: str = r"(?!x)x"
     """Regex of a written ordinal with a group ``n`` ("ke-2", "2.")."""
     spaced: bool = True
-    """Words are separated by spaces (False: Japanese, Thai)."""
+    """Words are separated by spaces (False: Thai)."""
     decimal_point: bool = False
-    """The decimal separator is "." and "," groups thousands (Japanese, Hebrew, Thai ...)."""
+    """The decimal separator is "." and "," groups thousands (Hebrew, Thai ...)."""
     fix: Callable[[str], str] = lambda words: words
 
     def cardinal(self, value: int) -> str:
@@ -93,9 +83,6 @@ LANGUAGES = {
                 ordinal_pattern=r"\bke-(?P<n>\d+)\b"),
     "vi": Other("vi", decimal_word="phẩy", minus_word="âm", percent_word="phần trăm",
                 hour_word="giờ", grouped_fraction=True, fix=_vietnamese_zero_hundreds),
-    "tr": Other("tr", decimal_word="virgül", minus_word="eksi", percent_word="yüzde",
-                percent_first=True, grouped_fraction=True,
-                ordinal_pattern=r"(?<![\w.,])(?P<n>\d{1,3})\.(?= \w)", fix=_turkish_spacing),
 }
 #: Languages whose rules here are on by default.
 ENABLED: frozenset[str] = frozenset(LANGUAGES)
@@ -103,9 +90,9 @@ ENABLED: frozenset[str] = frozenset(LANGUAGES)
 # Percent words that do not change with the number, for the languages that are off.
 _PERCENT = {"pt": "por cento", "sv": "procent", "da": "procent", "no": "prosent",
             "ca": "per cent", "is": "prósent", "fi": "prosenttia", "hu": "százalék",
-            "pl": "procent", "sr": "posto", "ja": "パーセント", "ko": "퍼센트",
+            "pl": "procent", "sr": "posto",
             "th": "เปอร์เซ็นต์", "az": "faiz", "fa": "درصد", "cy": "y cant"}
-_DOT_DECIMAL = frozenset({"am", "bn", "cy", "fa", "he", "ja", "kn", "ko", "te", "th"})
+_DOT_DECIMAL = frozenset({"am", "bn", "cy", "fa", "he", "kn", "te", "th"})
 _DOT_ORDINAL = frozenset({"cs", "da", "fi", "hu", "is", "lv", "no", "pl", "sk", "sl", "sr"})
 _ORDINAL_SUFFIX = {"pt": r"(?<![\w.,])(?P<n>\d{1,3})[ºª°](?!\w)"}
 
@@ -115,7 +102,7 @@ def _from_num2words(code: str) -> Other:
                else _ORDINAL_SUFFIX.get(code, r"(?!x)x"))
     return Other(code, decimal_word="", minus_word="", percent_word=_PERCENT.get(code, ""),
                  ordinal_pattern=ordinal, decimal_point=code in _DOT_DECIMAL,
-                 spaced=code not in ("ja", "th"))
+                 spaced=code != "th")
 
 
 def _number_re(dot: bool) -> str:

@@ -24,12 +24,13 @@ class Passes:
         code = lang.code
         thousands = lang.thousands[:-1] + " ]" if lang.space_thousands else lang.thousands
         num = N.number_pattern(thousands, lang.fraction)
-        lead = r"(?<![\w.,])"
+        g = lang.glue  # what may not touch a number: a letter, or only a Latin one (CJK)
+        lead = rf"(?<![{g}.,])"
         self.num = num
         self.aliases = {**W.UNIT_ALIASES, **lang.unit_aliases}
         units = alternation({*W.UNITS, *self.aliases, *lang.units})
         # a dot after the unit is the abbreviation's when a lower-case word follows ("5 Min. lang")
-        self.unit_re = re.compile(rf"{lead}{num}(?P<space>\s?)(?P<unit>{units})(?![\w/²³])"
+        self.unit_re = re.compile(rf"{lead}{num}(?P<space>\s?)(?P<unit>{units})(?![{g}/²³])"
                                   r"(?:\.(?=\s+[a-zäöüßàâçéèêëîïôûùñ]))?")
         alone = alternation(u for u in {*W.UNITS, *self.aliases, *lang.units} if len(u) > 1)
         self.unit_alone_re = re.compile(
@@ -47,36 +48,37 @@ class Passes:
         symbols = alternation({*[s for s in W.CURRENCY_SYMBOLS if s != "￥"],
                                *lang.currency_symbols})
         self.currency_before_re = re.compile(
-            rf"(?<![\w])(?P<cur>{symbols}|(?:{codes})(?=\s?\d))\s?{num}(?![\d]|[.,]\d)"
+            rf"(?<![{g}])(?P<cur>{symbols}|(?:{codes})(?=\s?\d))\s?{num}(?![\d]|[.,]\d)"
         )
-        self.currency_after_re = re.compile(rf"{lead}{num}\s?(?P<cur>{symbols}|{codes})(?!\w)")
+        self.currency_after_re = re.compile(rf"{lead}{num}\s?(?P<cur>{symbols}|{codes})(?![{g}])")
         titles = lang.titles_before_name
         self.title_re = re.compile(
             rf"(?<![\w.])(?P<t>{alternation(titles)})\s+(?=[A-ZÀ-Ý])") if titles else None
         number_abbr, self.number_word = lang.number_abbreviations
         self.number_abbr_re = re.compile(
-            rf"(?<![\w.])(?:{alternation(number_abbr)})\s?(?=\d)") if number_abbr else None
+            rf"(?<![{g}.])(?:{alternation(number_abbr)})\s?(?=\d)") if number_abbr else None
         items = sorted(lang.abbreviations, key=len, reverse=True)
         alternatives = "|".join(
-            re.escape(a) + ("" if a.endswith(".") else r"(?!\w)") for a in items)
-        self.abbrev_re = re.compile(rf"(?<![\w.])(?P<abbr>{alternatives})(?P<end>\s*$)?")
+            re.escape(a) + ("" if a.endswith(".") else rf"(?![{g}])") for a in items)
+        self.abbrev_re = re.compile(rf"(?<![{g}.])(?P<abbr>{alternatives})(?P<end>\s*$)?")
         after_word = lang.abbreviations_after_word
         self.after_word_re = re.compile(
             rf"(?P<w>\b[A-ZÀ-Ý][\w-]*?)(?P<sp> ?)(?P<abbr>{alternation(after_word)})(?!\w)"
             r"(?P<end>(?=\s*$))?"
         ) if after_word else None
-        self.ordinal_re = re.compile(rf"(?<![\w.,])(?P<n>\d+)(?P<suf>{lang.ordinal_suffix})(?!\w)")
+        self.ordinal_re = re.compile(
+            rf"(?<![{g}.,])(?P<n>\d+)(?P<suf>{lang.ordinal_suffix})(?![{g}])")
         dot_next = lang.ordinal_dot_next
         self.dot_ordinal_re = re.compile(
-            rf"(?<![\w.,])(?P<n>\d{{1,3}})\.(?= +(?:{dot_next}))") if lang.ordinal_dot else None
+            rf"(?<![{g}.,])(?P<n>\d{{1,3}})\.(?= +(?:{dot_next}))") if lang.ordinal_dot else None
         self.year_re = re.compile(
-            rf"(?P<pre>\b(?:{lang.year_before})\s+)?(?<![\w.,])(?P<y>1[1-9]\d\d|20\d\d)"
-            rf"(?![\w.,:]\d|\w|[.,]\d)(?P<post>(?={lang.year_after}))?"
+            rf"(?P<pre>\b(?:{lang.year_before})\s+)?(?<![{g}.,])(?P<y>1[1-9]\d\d|20\d\d)"
+            rf"(?![{g}.,:]\d|[{g}]|[.,]\d)(?P<post>(?={lang.year_after}))?"
         )
         # a model number after an upper-case name: "RTX 4090", "GTX 970"
         self.model_re = re.compile(
             r"(?<![\w])(?P<m>[A-Z]{2}[A-Za-z]*+[- ]?)(?P<d>\d{3,4})(?!\w|[.,]\d)")
-        self.number_re = re.compile(rf"(?<![\w.,]){num}(?![\w]|[.,:]\d)")
+        self.number_re = re.compile(rf"(?<![{g}.,]){num}(?![{g}]|[.,:]\d)")
         self.phone_re = re.compile(  # never the "000" groups of "1 000 000"
             r"(?<![\w.,+-])(?<!\d[ \u00a0\u202f])"
             r"(?:\+\d[\d \-]{5,}\d|(?:\(\d{3}\)\s?|\d{3}-)?\d{3}-\d{4}"
@@ -156,7 +158,8 @@ class Passes:
         return (match.group("pre") or "") + self.lang.year(value)
 
     def model_number(self, match: re.Match[str]) -> str:
-        return match.group("m") + N.pairs(match.group("d"), self.lang.code, self.lang.model_oh)
+        return match.group("m") + N.pairs(match.group("d"), self.lang.code, self.lang.model_oh,
+                                          self.lang.digit_words)
 
     def number_range(self, match: re.Match[str]) -> str:
         a, b = match.group("a"), match.group("b")
@@ -171,15 +174,17 @@ class Passes:
     def phone(self, match: re.Match[str]) -> str:
         groups = re.findall(r"\d+", match.group(0))
         code = self.lang.code
-        words = ", ".join(N.digits(group, code, self.lang.phone_zero) for group in groups)
+        words = ", ".join(N.digits(group, code, self.lang.phone_zero, self.lang.digit_words)
+                          for group in groups)
         plus = f"{self.lang.plus_word} " if match.group(0).startswith("+") else ""
         return plus + words
 
     def pair_phone(self, match: re.Match[str]) -> str:
         groups = re.findall(r"\d\d", match.group(0))
-        first = N.digits(groups[0], self.lang.code)
+        first = N.digits(groups[0], self.lang.code, words=self.lang.digit_words)
         return ", ".join([first] + [self.lang.cardinal(int(g)) if g[0] != "0"
-                                    else N.digits(g, self.lang.code) for g in groups[1:]])
+                                    else N.digits(g, self.lang.code, words=self.lang.digit_words)
+                                    for g in groups[1:]])
 
     def currency(self, match: re.Match[str]) -> str | None:
         lang = self.lang

@@ -1,7 +1,7 @@
 """`Language`: one language's rule table, read by the shared passes in `passes.py`.
 
-Each ``lang_*.py`` (en ... nl, pl, ru, pt, pt_br, sv, da, nb, cs, uk, fi, hu) builds one
-`Language`: its words (decimal separator, minus, ranges, months, abbreviations, its own
+Each ``<family>/lang_*.py`` (en ... nl, pl, ru, pt, pt_br, sv, da, nb, cs, uk, fi, hu) builds
+one `Language`: its words (decimal separator, minus, ranges, months, abbreviations, its own
 unit and currency `Noun`s), the shape of its written numbers and dates, and the few
 functions where languages really differ (how a number agrees with the noun after it, how
 a clock time or a date is said, how a phone number is grouped). The
@@ -64,6 +64,10 @@ class Language:
     months: tuple[str, ...]
     range_before: str = ""
     """Word before the first number of a range ("od 20 do 22", "от 20 до 22")."""
+    glue: str = r"\w"
+    """Regex class body of what may not touch a number ("5km" is not "5 km" in English): any
+    letter; only Latin letters and digits in Japanese and Korean, where kana, kanji and
+    Hangul touch digits ("2台", "21.5도입니다")."""
     thousands: str = r"[.\u00a0\u202f]"
     """Regex of the separator between digit groups."""
     fraction: str = r"[,.]"
@@ -140,6 +144,9 @@ class Language:
     second_abbr: str = r"s|Sek"
     cardinal_words: Callable[[int], str] | None = None
     """The language's own cardinals, where num2words' are not what is said (Danish)."""
+    digit_words: Callable[[int], str] | None = None
+    """The words for digits and pairs ("007", phone and model numbers) where num2words has
+    none for the language (Greek)."""
     units: Mapping[str, Noun] = field(default_factory=dict)
     """The language's own unit nouns, by written symbol (else `words.UNITS`)."""
     currencies: Mapping[str, tuple[Noun, Noun]] = field(default_factory=dict)
@@ -173,7 +180,7 @@ class Language:
         """Words for a written number, agreeing with ``noun`` when one follows."""
         lang = self.code
         if len(num.integer) > 1 and num.integer.startswith("0") and not num.fraction:
-            words = N.digits(num.integer, lang)  # "007"
+            words = N.digits(num.integer, lang, words=self.digit_words)  # "007"
         else:
             words = self.cardinal(int(num.integer))
         if num.fraction and self.decimal_words is not None:
@@ -183,7 +190,7 @@ class Language:
             if self.grouped_fraction and len(frac) <= 2 and not frac.startswith("0"):
                 frac_words = self.cardinal(int(frac))
             else:
-                frac_words = N.digits(frac, lang)
+                frac_words = N.digits(frac, lang, words=self.digit_words)
             words = f"{words} {self.decimal_word} {frac_words}"
         else:
             words = (agree or self.agree)(num, words, noun, ctx or Context())

@@ -2,7 +2,7 @@
 
 Data only, keyed by the written symbol and then the language id; nouns are
 ``(singular, plural)`` pairs. Everything else a language needs is in its own
-``lang_*.py`` table.
+``<family>/lang_*.py`` table.
 """
 
 from __future__ import annotations

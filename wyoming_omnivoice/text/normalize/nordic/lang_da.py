@@ -9,8 +9,8 @@ ni hundrede og nioghalvfems", "to tusind og fireogtyve".
 
 from __future__ import annotations
 
-from wyoming_omnivoice.text.normalize import nordic
 from wyoming_omnivoice.text.normalize import numbers as N
+from wyoming_omnivoice.text.normalize.nordic import shared as nordic
 from wyoming_omnivoice.text.normalize.table import Context, Language
 
 MONTHS = ("januar", "februar", "marts", "april", "maj", "juni", "juli", "august",

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from wyoming_omnivoice.text.normalize import nordic
 from wyoming_omnivoice.text.normalize import numbers as N
+from wyoming_omnivoice.text.normalize.nordic import shared as nordic
 from wyoming_omnivoice.text.normalize.table import Context, Language
 
 MONTHS = ("januari", "februari", "mars", "april", "maj", "juni", "juli", "augusti",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
-from wyoming_omnivoice.text.normalize import lang_pt as PT
+from wyoming_omnivoice.text.normalize.romance import lang_pt as PT
 
 RULES = replace(
     PT.RULES, code="pt_BR",

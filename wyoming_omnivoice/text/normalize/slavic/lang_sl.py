@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 
 from wyoming_omnivoice.text.normalize import numbers as N
-from wyoming_omnivoice.text.normalize import slavic as S
 from wyoming_omnivoice.text.normalize.numbers import Num
+from wyoming_omnivoice.text.normalize.slavic import shared as S
 from wyoming_omnivoice.text.normalize.table import Context, Language, Noun
 
 MONTHS = ("januarja", "februarja", "marca", "aprila", "maja", "junija", "julija", "avgusta",

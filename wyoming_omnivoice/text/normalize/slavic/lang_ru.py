@@ -22,8 +22,8 @@ from typing import Any
 from num2words import num2words
 
 from wyoming_omnivoice.text.normalize import numbers as N
-from wyoming_omnivoice.text.normalize import slavic as S
 from wyoming_omnivoice.text.normalize.numbers import Num
+from wyoming_omnivoice.text.normalize.slavic import shared as S
 from wyoming_omnivoice.text.normalize.table import Context, Language, Noun
 
 MONTHS = ("января", "февраля", "марта", "апреля", "мая", "июня", "июля", "августа",

@@ -1,0 +1,1 @@
+"""Chinese, Japanese and Korean."""

@@ -1,0 +1,1 @@
+"""West Germanic languages: English, German, Dutch."""

@@ -1,0 +1,2 @@
+"""Romance languages: French, Spanish, Italian, Portuguese (European and Brazilian),
+Romanian."""

@@ -1,0 +1,1 @@
+"""Uralic languages: Finnish, Hungarian."""
