@@ -24,13 +24,19 @@ The steps (docs/deployment.md, "Building the images without a registry"):
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import http.server
 import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +54,33 @@ RUN apt-get update \\
 # After ca-certificates: its installation regenerates the bundle.
 COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 RUN printf '[global]\\ncert = /etc/ssl/certs/ca-certificates.crt\\n' > /etc/pip.conf
+"""
+
+#: Home Assistant's add-on base (``ghcr.io/home-assistant/amd64-base-debian:trixie``) cannot
+#: be pulled here. The pieces of it that the add-on uses, each stood in for or not:
+#:
+#: - Debian trixie, bash and apt: the same release from debootstrap (``debian_base``);
+#: - ``ca-certificates``: installed, then the host's bundle over it (as in the Python base);
+#: - s6-overlay's ``/command/with-contenv``, the interpreter of the start script
+#:   (``#!/command/with-contenv bash``): a script that runs its arguments. The real one
+#:   first loads the container's environment saved by ``/init``; without ``/init`` the
+#:   process already has it;
+#: - s6-overlay's ``/init`` and s6-rc (the ``omnivoice`` longrun, its ``finish``, the
+#:   ``discovery`` oneshot): not stood in; the container runs the start script itself;
+#: - bashio (used by ``discovery`` only, to reach the Supervisor): not installed.
+ADDON_RELEASE = "trixie"
+ADDON_BASE_DOCKERFILE = """\
+ARG BASE
+FROM ${BASE}
+RUN apt-get update \\
+    && apt-get install -y --no-install-recommends ca-certificates \\
+    && rm -rf /var/lib/apt/lists/*
+COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+RUN printf '[global]\\ncert = /etc/ssl/certs/ca-certificates.crt\\n' > /etc/pip.conf \\
+    && mkdir -p /command \\
+    && printf '#!/bin/sh\\n# Stand-in for s6-overlay: run the arguments.\\nexec "$@"\\n' \\
+        > /command/with-contenv \\
+    && chmod 0755 /command/with-contenv
 """
 
 
@@ -135,22 +168,58 @@ def _debootstrap(release: str, tarball: Path) -> None:
         partial.replace(tarball)
 
 
-def _recipe_tag(name: str, *parts: bytes) -> str:
-    digest = hashlib.sha256(b"\0".join(parts)).hexdigest()[:12]
-    return f"local/{name}:{RELEASE}-{digest}"
-
-
-def python_base(ca_bundle: Path = HOST_CA_BUNDLE) -> str:
-    """The Debian base with Python and the host's CA bundle (tagged by recipe and bundle)."""
-    debian = debian_base()
+def _base_with_bundle(name: str, release: str, dockerfile: str, ca_bundle: Path) -> str:
+    """A base built from ``dockerfile`` on ``local/debian:RELEASE`` with the CA bundle in
+    its context; tagged by a hash of the recipe and the bundle."""
+    debian = debian_base(release)
     bundle = ca_bundle.read_bytes()
-    tag = _recipe_tag("omnivoice-python", PYTHON_BASE_DOCKERFILE.encode(), bundle)
+    digest = hashlib.sha256(dockerfile.encode() + b"\0" + bundle).hexdigest()[:12]
+    tag = f"local/{name}:{release}-{digest}"
     if not image_exists(tag):
         with tempfile.TemporaryDirectory() as context:
-            (Path(context) / "Dockerfile").write_text(PYTHON_BASE_DOCKERFILE)
+            (Path(context) / "Dockerfile").write_text(dockerfile)
             (Path(context) / "ca-certificates.crt").write_bytes(bundle)
             build(Path(context) / "Dockerfile", tag, Path(context), {"BASE": debian})
     return tag
+
+
+def python_base(ca_bundle: Path = HOST_CA_BUNDLE) -> str:
+    """The Debian base with Python and the host's CA bundle: the CPU image's base."""
+    return _base_with_bundle("omnivoice-python", RELEASE, PYTHON_BASE_DOCKERFILE, ca_bundle)
+
+
+def addon_base(ca_bundle: Path = HOST_CA_BUNDLE) -> str:
+    """The stand-in for Home Assistant's add-on base (see ``ADDON_BASE_DOCKERFILE``)."""
+    return _base_with_bundle("omnivoice-addon-base", ADDON_RELEASE, ADDON_BASE_DOCKERFILE,
+                             ca_bundle)
+
+
+@contextmanager
+def served_wheel(repo: Path) -> Iterator[str]:
+    """This checkout's wheel served on loopback: a pip requirement for it, such as the
+    add-on's ``WYOMING_OMNIVOICE_PIP`` build argument takes (a build with
+    ``network_host``, which sees the host's loopback)."""
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", str(repo), "--no-deps",
+             "--no-build-isolation", "--quiet", "--wheel-dir", folder],
+            check=True, capture_output=True, text=True, timeout=600)
+        (wheel,) = Path(folder).glob("wyoming_omnivoice-*.whl")
+        handler = functools.partial(_QuietHandler, directory=folder)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            port = server.server_address[1]
+            yield f"wyoming-omnivoice[cpu] @ http://127.0.0.1:{port}/{wheel.name}"
+        finally:
+            server.shutdown()
+            server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
 
 
 @dataclass
