@@ -10,7 +10,9 @@ all of it for the code of that revision too (a ``git worktree``, as
 
 - each reply's **first speech**: the first audio chunk that is not all zeros. The gap
   guard's keep-alive silence (``--max-gap``, whole chunks of zeros) opens the audio when
-  speech is late; it counts as first *audio*, printed beside it, never as first speech;
+  speech is late; it counts as first *audio*, printed beside it, never as first speech.
+  The all-zero chunks before the first speech are counted: the keep-alive ones, and any
+  the decoded audio itself starts with (those arrive with the speech, at the same time);
 - the **resident memory over time**, from ``/proc/PID/status``: anonymous memory
   (``RssAnon``: what the kernel cannot reclaim) and mapped file pages (``RssFile``: the
   weights onnxruntime reads in place, and the libraries; the kernel may reclaim them but a
@@ -65,7 +67,7 @@ class Reply:
     first_audio_s: float | None = None  # any audio, the gap guard's silence included
     first_speech_s: float | None = None  # the first chunk that is not all zeros
     total_s: float = 0.0
-    silence_chunks: int = 0  # before the first speech: the gap guard's
+    silence_chunks: int = 0  # all-zero chunks before the first speech
     during_anchors: bool = False
     anon_mb: float = 0.0
     file_mb: float = 0.0
@@ -143,7 +145,7 @@ class MemorySampler:
     def _run(self) -> None:
         while not self._stop.is_set():
             status = _status(self._pid)
-            if status:
+            if status.get("VmRSS"):  # (none before the exec, nor after the exit)
                 self.samples.append((time.perf_counter() - self._started,
                                      status.get("RssAnon", 0), status.get("RssFile", 0)))
             self._stop.wait(self._every)
@@ -200,7 +202,7 @@ def format_reply(reply: Reply) -> str:
     phase = "anchors in progress" if reply.during_anchors else "anchors done"
     return (f"sent {reply.sent_s:6.1f} s after ready ({phase}): first speech "
             f"{_s(reply.first_speech_s)} s, first audio {_s(reply.first_audio_s)} s "
-            f"({reply.silence_chunks} silence chunks before it), end {reply.total_s:.2f} s; "
+            f"({reply.silence_chunks} zero chunks before it), end {reply.total_s:.2f} s; "
             f"resident anon {reply.anon_mb:.0f} MiB, file {reply.file_mb:.0f} MiB (model files "
             f"{reply.model_files_mb:.0f})" + (f"; ERROR {reply.error}" if reply.error else ""))
 
