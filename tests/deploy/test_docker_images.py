@@ -6,8 +6,10 @@ mounted read-only, and a real ``wyoming`` client talks to them:
 
 - a synthesis returns audio; the image's health check reports healthy; the server (PID 1,
   the entrypoint ``exec``s it) runs as uid 10200, not root;
-- ``docker stop`` with a request in flight: the client gets the rest of its audio and its
-  ``audio-stop``, and the server exits 0 (not 137: not killed at the end of the grace);
+- ``docker stop`` in the middle of a streamed reply (the stream still open, so the request
+  is in progress): the server waits for it, the client sends the rest, gets its audio, its
+  ``audio-stop`` and ``synthesize-stopped``, and the server exits 0 (not 137: not killed at
+  the end of the grace);
 - the data volume survives: a second container on it uses the first one's prepared int8
   backbone and voice anchors (the same files, nothing made again).
 
@@ -29,7 +31,7 @@ import pytest
 from conftest import REPO_ROOT, TINY_MODEL, read_until, synthesize
 from wyoming.audio import AudioChunk
 from wyoming.client import AsyncClient
-from wyoming.tts import Synthesize
+from wyoming.tts import SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
 from tests.deploy import docker_images as di
 
@@ -40,9 +42,6 @@ pytestmark = pytest.mark.slow
 STOP_GRACE_S = 75
 #: Safety limit for a container to become healthy (the tiny model is ready in seconds).
 HEALTHY_TIMEOUT_S = 180.0
-LONG_TEXT = " ".join(
-    f"Sentence number {n} of a long reply that is still being read when the container "
-    "is told to stop." for n in range(1, 25))
 
 
 @pytest.fixture(scope="module")
@@ -110,18 +109,30 @@ def data_files(image: str, volume: str) -> dict[str, str]:
             for line in listing.splitlines() if line.strip()}
 
 
-async def _long_reply_through_stop(uri: str, container: str) -> list[str]:
-    """Event types of a long one-shot reply; ``docker stop`` sent after its first chunk."""
+async def _stream_through_stop(uri: str, container: str) -> list[str]:
+    """Event types of a streamed reply (Home Assistant's way) with ``docker stop`` sent in
+    its middle: its first sentences sent and spoken, the stream still open (so the request
+    is certainly in progress when SIGTERM comes), then the rest and the stream's end."""
+    sentences = [f"Sentence number {n} of a reply still being read. " for n in range(1, 9)]
     async with AsyncClient.from_uri(uri) as client:
-        await client.write_event(Synthesize(text=LONG_TEXT).event())
-        first = await read_until(client, {"audio-chunk", "audio-stop", "error"})
-        assert first[-1].type == "audio-chunk", [event.type for event in first]
+        await client.write_event(SynthesizeStart().event())
+        for sentence in sentences[:4]:
+            await client.write_event(SynthesizeChunk(text=sentence).event())
+        events = await read_until(client, {"audio-chunk", "error"})
+        assert events[-1].type == "audio-chunk", [event.type for event in events]
         stopping = asyncio.create_task(asyncio.to_thread(
             di.docker, "stop", "-t", str(STOP_GRACE_S), container,
             timeout=STOP_GRACE_S + 60))
-        rest = await read_until(client, {"audio-stop", "error"})
+        deadline = time.monotonic() + STOP_GRACE_S
+        while "for 1 request(s) in progress" not in logs(container):
+            assert time.monotonic() < deadline and not stopping.done(), logs(container)
+            await asyncio.sleep(0.2)
+        for sentence in sentences[4:]:
+            await client.write_event(SynthesizeChunk(text=sentence).event())
+        await client.write_event(SynthesizeStop().event())
+        events += await read_until(client, {"synthesize-stopped"})
         await stopping
-    return [event.type for event in first + rest]
+    return [event.type for event in events]
 
 
 def test_cpu_image_serves_stops_and_keeps_its_data(cpu_image: str, volume: str) -> None:
@@ -148,13 +159,11 @@ def test_cpu_image_serves_stops_and_keeps_its_data(cpu_image: str, volume: str) 
             assert time.monotonic() < deadline, logs(first)[-3000:]
             time.sleep(0.5)
 
-        types = asyncio.run(_long_reply_through_stop(uri, first))
-        assert types[-1] == "audio-stop", types
-        assert "error" not in types
-        # The server saw the request in progress when SIGTERM came, and let it finish.
-        assert "for 1 request(s) in progress" in logs(first), logs(first)[-3000:]
-        print(f"[docker] docker stop during a reply: {types.count('audio-chunk')} chunks, "
-              "then audio-stop; exit code 0")
+        types = asyncio.run(_stream_through_stop(uri, first))
+        assert types[-2:] == ["audio-stop", "synthesize-stopped"], types
+        assert "error" not in types and types.count("audio-start") == types.count("audio-stop")
+        print(f"[docker] docker stop during a streamed reply: {types.count('audio-chunk')} "
+              "chunks, audio-stop, synthesize-stopped; exit code 0")
         state = di.container_state(first)
         assert state["Status"] == "exited"
         assert state["ExitCode"] == 0 and state["OOMKilled"] is False, state
