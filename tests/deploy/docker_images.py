@@ -122,7 +122,7 @@ def daemon_problem() -> str | None:
     if docker_client() is None:
         return "no docker client (Debian: apt-get install docker.io; .ci/run does it as root)"
     try:
-        result = docker("info", "--format", "{{.ServerVersion}}", check=False, timeout=30)
+        result = docker("version", "--format", "{{.Server.Version}}", check=False, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as err:
         return f"docker info failed: {err}"
     if result.returncode != 0:
