@@ -239,9 +239,19 @@ def build(dockerfile: Path, tag: str, context: Path, build_args: dict[str, str],
         args += ["--build-arg", f"{key}={value}"]
     if network_host:
         args += ["--network", "host"]
+    before = _image_id(tag)
     start = time.monotonic()
     docker(*args, str(context), timeout=timeout)
-    return Built(tag, time.monotonic() - start, image_size(tag))
+    seconds = time.monotonic() - start
+    if before and before != _image_id(tag):
+        # The tag moved: the image it named would stay behind, nameless, at every build.
+        docker("image", "rm", before, check=False, timeout=120)
+    return Built(tag, seconds, image_size(tag))
+
+
+def _image_id(tag: str) -> str:
+    result = docker("image", "inspect", "--format", "{{.Id}}", tag, check=False, timeout=60)
+    return result.stdout.strip() if result.returncode == 0 else ""
 
 
 def container_state(container: str) -> dict[str, object]:
