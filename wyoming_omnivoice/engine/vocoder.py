@@ -1,0 +1,220 @@
+"""The vocoder (codes -> 24 kHz waveform), run per item or in length buckets.
+
+The published vocoder takes ``codes [8, N, T]`` and returns ``[N, 1, T * 960]``. Every
+reply has its own frame count ``T``. On CUDA each new input shape makes onnxruntime's Conv
+kernels set up again (cuDNN descriptors, algorithm choice, and since onnxruntime 1.20 a
+cuDNN-frontend execution plan, rebuilt whenever a Conv sees another shape than the last:
+onnxruntime#23006 measured 15x slower runs with interleaved shapes). A batch of eight
+replies of eight lengths paid that eight times per batch, every batch; eight copies of one
+reply paid it once.
+
+:class:`Vocoder` in bucketed mode runs a batch's items in a few fixed shapes instead:
+
+* the **head**: each item's codes padded on the right to a frame bucket
+  (:data:`FRAME_BUCKETS`), the items of one bucket stacked in one call (rows padded to a
+  power of two); the output is exact up to ``R`` frames before the item's end, where the
+  padding starts to be seen (``R`` is the vocoder's receptive radius);
+* the **tail**: each item's last ``2R`` frames alone (fixed shape ``[8, n, 2R]``, all
+  items in one call); their last ``R`` frames see the item's true end and are exact.
+
+The two are joined at frame ``T - R``. Both parts are the direct decode's values up to
+rounding (another shape can pick another convolution algorithm: 1e-5 on the tiny fixture,
+the tolerance the vocoder's golden test allows is 1e-4). ``R`` is measured once
+(:meth:`Vocoder.receptive_radius`: one frame changed, which output frames move), and a
+stitched decode is checked against the direct one before bucketing is used; a vocoder that
+is not local (or fails the check) is run per item, as before. The CPU default is per item
+(exact; a CPU pays no setup per shape, and padding costs compute there).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from wyoming_omnivoice.engine.sessions import Graph
+
+_LOGGER = logging.getLogger(__name__)
+
+NUM_CODEBOOKS = 8
+MASK_ID = 1024
+#: Frame-count buckets of the head (25 frames a second: 1.9 s to 41 s).
+FRAME_BUCKETS = (48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+_BEYOND = 256
+#: Probe: codes of this many frames, one frame changed in the middle.
+_PROBE_FRAMES = 128
+#: A radius this large (or more) means "not local": bucketing is not used.
+_MAX_RADIUS = 48
+#: Extra frames kept on each side of the measured radius.
+_MARGIN = 2
+#: Largest sample difference between a stitched and a direct decode accepted by the check
+#: (the vocoder golden test's tolerance).
+CHECK_MAX_ABS = 1e-4
+
+
+def frame_bucket(frames: int) -> int:
+    """The smallest frame bucket holding ``frames`` (multiples of 256 past the last)."""
+    for size in FRAME_BUCKETS:
+        if frames <= size:
+            return size
+    return -(-frames // _BEYOND) * _BEYOND
+
+
+def _row_bucket(rows: int) -> int:
+    size = 1
+    while size < rows:
+        size *= 2
+    return size
+
+
+@dataclass
+class VocoderStats:
+    """What the last :meth:`Vocoder.decode_many` did."""
+
+    seconds: float = 0.0
+    #: ``(rows, frames)`` of every vocoder call.
+    calls: list[tuple[int, int]] = field(default_factory=list)
+    bucketed: bool = False
+
+
+class Vocoder:
+    """The vocoder graph, per item (exact) or in length buckets (see the module doc)."""
+
+    def __init__(self, graph: Graph, *, bucketed: bool = False) -> None:
+        self.graph = graph
+        #: Asked for; :attr:`active` says whether the probe and the check allowed it.
+        self.bucketed = bucketed
+        self._radius: int | None = None
+        self._checked: bool | None = None
+        self.last_stats = VocoderStats()
+
+    # -- single runs ---------------------------------------------------------------------
+    def run(self, codes: np.ndarray) -> np.ndarray:
+        """The graph on ``codes [8, N, T]``: float32 ``[N, T * hop]``."""
+        (wave,) = self.graph.run({"codes": np.ascontiguousarray(codes, dtype=np.int64)},
+                                 ["waveform_24k"])
+        return np.asarray(wave, dtype=np.float32).reshape(codes.shape[1], -1)
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        """One item's ``[8, T]`` codes, directly (exact): float32 samples."""
+        wave: np.ndarray = self.run(codes[:, None, :])[0]
+        return wave
+
+    # -- locality ------------------------------------------------------------------------
+    def receptive_radius(self) -> int:
+        """Frames an output frame depends on either side (measured once; a vocoder that is
+        not local gives :data:`_MAX_RADIUS` or more)."""
+        if self._radius is None:
+            rng = np.random.default_rng(0)
+            codes = rng.integers(0, 1024, (NUM_CODEBOOKS, 1, _PROBE_FRAMES), dtype=np.int64)
+            moved = codes.copy()
+            middle = _PROBE_FRAMES // 2
+            moved[:, :, middle] = (moved[:, :, middle] + 1) % 1024
+            a, b = self.run(codes)[0], self.run(moved)[0]
+            hop = a.size // _PROBE_FRAMES
+            peak = float(np.abs(a).max()) or 1.0
+            diff = np.abs(a - b).reshape(_PROBE_FRAMES, hop).max(axis=1)
+            changed = np.flatnonzero(diff > 1e-6 * peak)
+            self._radius = int(np.abs(changed - middle).max()) if changed.size else 0
+            _LOGGER.debug("vocoder receptive radius: %d frames", self._radius)
+        return self._radius
+
+    @property
+    def reach(self) -> int:
+        """Frames trusted to the padding's influence (radius plus a margin)."""
+        return self.receptive_radius() + _MARGIN
+
+    @property
+    def active(self) -> bool:
+        """Whether :meth:`decode_many` runs in buckets (asked for, local, checked)."""
+        if not self.bucketed:
+            return False
+        if self._checked is None:
+            self._checked = self._check()
+        return self._checked
+
+    def _check(self) -> bool:
+        if self.receptive_radius() >= _MAX_RADIUS:
+            _LOGGER.info("Vocoder run per item: it is not local (an output frame depends "
+                         "on %d frames or more each side)", _MAX_RADIUS)
+            return False
+        frames = frame_bucket(4 * self.reach) - 5  # padded, with a tail window
+        codes = np.random.default_rng(1).integers(0, 1024, (NUM_CODEBOOKS, frames),
+                                                  dtype=np.int64)
+        direct = self.decode(codes)
+        (stitched,) = self._bucketed([codes], VocoderStats())
+        worst = float(np.abs(direct - stitched).max()) if direct.shape == stitched.shape \
+            else float("inf")
+        if worst > CHECK_MAX_ABS:
+            _LOGGER.warning("Vocoder run per item: a bucketed decode differs from the direct "
+                            "one by %.3g (more than %.0e)", worst, CHECK_MAX_ABS)
+            return False
+        _LOGGER.info("Vocoder runs in frame buckets (receptive radius %d frames, stitched "
+                     "decode within %.1e of the direct one)", self.receptive_radius(), worst)
+        return True
+
+    # -- batches -------------------------------------------------------------------------
+    def decode_many(self, items: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Every item's ``[8, T_i]`` codes to samples, in as few fixed shapes as allowed."""
+        started = time.perf_counter()
+        stats = VocoderStats(bucketed=self.active)
+        if stats.bucketed:
+            waves = self._bucketed(items, stats)
+        else:
+            waves = []
+            for codes in items:
+                waves.append(self.decode(codes))
+                stats.calls.append((1, codes.shape[1]))
+        stats.seconds = time.perf_counter() - started
+        self.last_stats = stats
+        return waves
+
+    def _stacked(self, parts: list[np.ndarray], frames: int, stats: VocoderStats
+                 ) -> np.ndarray:
+        """``parts`` (each ``[8, <= frames]``) right-padded with code 0 to ``frames`` and
+        stacked into one call of a power-of-two row count: ``[len(parts), samples]``."""
+        rows = _row_bucket(len(parts))
+        grid = np.zeros((NUM_CODEBOOKS, rows, frames), dtype=np.int64)
+        for row, codes in enumerate(parts):
+            grid[:, row, :codes.shape[1]] = codes
+        stats.calls.append((rows, frames))
+        return self.run(grid)[:len(parts)]
+
+    def _bucketed(self, items: Sequence[np.ndarray], stats: VocoderStats) -> list[np.ndarray]:
+        reach = self.reach
+        window = 2 * reach
+        waves: list[np.ndarray | None] = [None] * len(items)
+        long_ones = [i for i, c in enumerate(items) if c.shape[1] > window]
+        for i, codes in enumerate(items):  # too short to split: whole, directly
+            if codes.shape[1] <= window:
+                waves[i] = self.decode(codes)
+                stats.calls.append((1, codes.shape[1]))
+        if not long_ones:
+            return [w for w in waves if w is not None]
+        tails = self._stacked([items[i][:, -window:] for i in long_ones], window, stats)
+        hop = tails.shape[1] // window
+        groups: dict[int, list[int]] = {}
+        for i in long_ones:
+            groups.setdefault(frame_bucket(items[i].shape[1]), []).append(i)
+        for frames, members in sorted(groups.items()):
+            heads = self._stacked([items[i] for i in members], frames, stats)
+            for head, i in zip(heads, members, strict=True):
+                cut = (items[i].shape[1] - reach) * hop
+                tail = tails[long_ones.index(i)]
+                waves[i] = np.concatenate([head[:cut], tail[(window - reach) * hop:]])
+        return [w for w in waves if w is not None]
+
+
+def check_codes(codes: np.ndarray) -> np.ndarray:
+    """``codes`` as int64 ``[8, T]``; ValueError when they are no complete code grid."""
+    codes = np.asarray(codes)
+    if codes.ndim != 2 or codes.shape[0] != NUM_CODEBOOKS:
+        raise ValueError(f"codes must have shape [8, T], not {list(codes.shape)}")
+    if np.any(codes == MASK_ID):
+        raise ValueError("codes still hold MASK (1024) cells; the decode is incomplete")
+    if codes.size and (codes.min() < 0 or codes.max() >= MASK_ID):
+        raise ValueError("codes must be in 0..1023")
+    return codes.astype(np.int64, copy=False)
