@@ -108,6 +108,14 @@ class StepRunner:
         return self.ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array),
                                                       self.device, 0)
 
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A new OrtValue of ``shape`` on the session device (contents undefined)."""
+        return self._value(shape, dtype)
+
+    def upload(self, array: np.ndarray) -> Any:
+        """``array`` copied into a new OrtValue on the session device."""
+        return self._upload(array)
+
     def buffers(self, rows: int, length: int) -> _Buffers:
         key = (rows, length)
         found = self._shapes.get(key)
@@ -210,6 +218,8 @@ class BoundStep:
 
         from wyoming_omnivoice.engine.scoring import COND_INDEX, GUIDANCE, HIDDEN, UNCOND_INDEX
 
+        #: The hidden states the scorer reads (float32, on the session device).
+        self.hidden_value = hidden
         self.scorer = scorer
         self.want = want
         self.score_binding = scorer.session.io_binding()
@@ -225,11 +235,26 @@ class BoundStep:
         for name in want:
             self.score_binding.bind_output(name, "cpu")
 
+    def bind_ids(self, ids: Any) -> None:
+        """Let the embeddings read the token grid from ``ids`` (an OrtValue of the grid's
+        shape on the device; :mod:`.device_selection` alternates two)."""
+        self.embed_binding.bind_ortvalue_input("input_ids", ids)
+
     def run(self, stats: Any) -> list[np.ndarray]:
         """One model evaluation of the current token grid; ``[B, 8, T]`` arrays out."""
+        self.buf.ids.update_inplace(self.grid.ids)
+        self.run_model(stats)
+        t2 = time.perf_counter()
+        self.scorer.session.run_with_iobinding(self.score_binding)
+        results = self.score_binding.copy_outputs_to_cpu()
+        stats.scoring_s += time.perf_counter() - t2
+        return [r.astype(np.float32) if r.dtype == np.float16 else r for r in results]
+
+    def run_model(self, stats: Any) -> None:
+        """Embeddings and backbone on the bound grid: :attr:`hidden_value` filled, nothing
+        uploaded or copied to the host."""
         runner = self.runner
         t0 = time.perf_counter()
-        self.buf.ids.update_inplace(self.grid.ids)
         runner.embeddings.session.run_with_iobinding(self.embed_binding)
         if self.cast_in is not None:
             runner._embed_caster.session.run_with_iobinding(self.cast_in)  # type: ignore[union-attr]
@@ -237,11 +262,5 @@ class BoundStep:
         self._run_backbone()
         if self.cast_out is not None:
             runner._hidden_caster.session.run_with_iobinding(self.cast_out)  # type: ignore[union-attr]
-        t2 = time.perf_counter()
-        self.scorer.session.run_with_iobinding(self.score_binding)
-        results = self.score_binding.copy_outputs_to_cpu()
-        t3 = time.perf_counter()
         stats.embed_s += t1 - t0
-        stats.backbone_s += t2 - t1
-        stats.scoring_s += t3 - t2
-        return [r.astype(np.float32) if r.dtype == np.float16 else r for r in results]
+        stats.backbone_s += time.perf_counter() - t1
