@@ -93,3 +93,17 @@ def test_synthesize_batch_records_its_phases(engine: Engine) -> None:
     for a, b in zip(audio, one_by_one, strict=True):
         assert a.shape == b.shape
         assert float(np.abs(a - b).max()) <= 1e-3  # vocoder rounding, through post-processing
+
+
+def test_calls_stay_within_the_frame_budget(engine: Engine) -> None:
+    from wyoming_omnivoice.engine.vocoder import FRAME_BUDGET
+
+    vocoder = engine.vocoder_runner
+    rng = np.random.default_rng(12)
+    items = [rng.integers(0, 1024, (8, t), dtype=np.int64) for t in (200, 210, 220, 230, 90)]
+    got = vocoder.decode_many(items)
+    calls = vocoder.last_stats.calls
+    assert all(rows == 1 or rows * frames <= FRAME_BUDGET for rows, frames in calls)
+    assert sum(rows for rows, frames in calls if frames == 256) >= 4  # split, not dropped
+    for codes, wave in zip(items, got, strict=True):
+        assert float(np.abs(wave - vocoder.decode(codes)).max()) <= CHECK_MAX_ABS

@@ -70,9 +70,23 @@ def cuda_provider_options(*, allow_tf32: bool = False) -> dict[str, str]:
     return {
         # Heuristic search avoids cuDNN's slow exhaustive benchmarking at session start.
         "cudnn_conv_algo_search": "HEURISTIC",
+        # Each session's arena grows by what a run asks, not to the next power of two.
         "arena_extend_strategy": "kSameAsRequested",
+        # Conv workspaces (vocoder, reference encoders) capped at cuDNN's 32 MiB default
+        # instead of as much as the fastest algorithm wants (onnxruntime's default since
+        # 1.14 is the maximum): kept by the arena for the life of the session.
+        "cudnn_conv_use_max_workspace": "0",
         "use_tf32": "1" if allow_tf32 else "0",
     }
+
+
+def shrinking_gpu_run_options() -> Any:
+    """CUDA runs that hand their arena's unused chunks back when they end: for sessions
+    whose working memory follows the reply's length (the vocoder: a long reply's
+    activations would otherwise stay reserved for the life of the server)."""
+    options = import_onnxruntime().RunOptions()
+    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "gpu:0")
+    return options
 
 
 def choose_providers(device: str, *, allow_tf32: bool = False) -> ProviderChoice:

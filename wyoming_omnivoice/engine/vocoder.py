@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from wyoming_omnivoice.engine.sessions import Graph
+from wyoming_omnivoice.engine.sessions import Graph, shrinking_gpu_run_options
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -50,6 +50,9 @@ _PROBE_FRAMES = 128
 _MAX_RADIUS = 48
 #: Extra frames kept on each side of the measured radius.
 _MARGIN = 2
+#: Frames (rows x frames) one vocoder call takes at most (20 s of audio): its activations,
+#: not the batch size, set the vocoder's working memory.
+FRAME_BUDGET = 512
 #: Largest sample difference between a stitched and a direct decode accepted by the check
 #: (the vocoder golden test's tolerance).
 CHECK_MAX_ABS = 1e-4
@@ -90,6 +93,9 @@ class Vocoder:
         self._radius: int | None = None
         self._checked: bool | None = None
         self.last_stats = VocoderStats()
+        if graph.device == "cuda" and graph.run_options is None:
+            # Its working memory follows the reply's length: given back after each run.
+            graph.run_options = shrinking_gpu_run_options()
 
     # -- single runs ---------------------------------------------------------------------
     def run(self, codes: np.ndarray) -> np.ndarray:
@@ -175,13 +181,21 @@ class Vocoder:
     def _stacked(self, parts: list[np.ndarray], frames: int, stats: VocoderStats
                  ) -> np.ndarray:
         """``parts`` (each ``[8, <= frames]``) right-padded with code 0 to ``frames`` and
-        stacked into one call of a power-of-two row count: ``[len(parts), samples]``."""
-        rows = _row_bucket(len(parts))
-        grid = np.zeros((NUM_CODEBOOKS, rows, frames), dtype=np.int64)
-        for row, codes in enumerate(parts):
-            grid[:, row, :codes.shape[1]] = codes
-        stats.calls.append((rows, frames))
-        return self.run(grid)[:len(parts)]
+        stacked into calls of a power-of-two row count within :data:`FRAME_BUDGET`:
+        ``[len(parts), samples]``."""
+        most = 1
+        while most * 2 * frames <= FRAME_BUDGET:
+            most *= 2
+        waves = []
+        for first in range(0, len(parts), most):
+            chunk = parts[first:first + most]
+            rows = _row_bucket(len(chunk))
+            grid = np.zeros((NUM_CODEBOOKS, rows, frames), dtype=np.int64)
+            for row, codes in enumerate(chunk):
+                grid[:, row, :codes.shape[1]] = codes
+            stats.calls.append((rows, frames))
+            waves.append(self.run(grid)[:len(chunk)])
+        return np.concatenate(waves)
 
     def _bucketed(self, items: Sequence[np.ndarray], stats: VocoderStats) -> list[np.ndarray]:
         reach = self.reach
