@@ -199,8 +199,12 @@ def decode_on_device(decoder: Decoder, graph: Graph, items: list[DecodeItem],
         if noisy else None
     bound = decoder.runner.prepare(batch, decoder.scorer, guidance, [PRED, CONF])
     selection = DeviceSelection(graph)
+    t0 = time.perf_counter()
     selection.prepare(bound, batch, tokens, guidance=float(guidance), penalty=penalty,
                       position_temperature=options.position_temperature, noise=noise)
+    # The whole decode's noise goes up here, once: its size and the time of the uploads.
+    stats.extra["prepare_s"] = time.perf_counter() - t0
+    stats.extra["noise_mib"] = 0.0 if noise is None else noise.nbytes / 2**20
     for step in range(options.num_step):
         selection.step(schedules[:, step], np.full(size, step, dtype=np.int64), stats)
     tokens = selection.tokens()
