@@ -56,7 +56,7 @@ def placement(engine: Engine, noisy: bool) -> str:
     except Exception as err:  # older onnxruntime: no placement record
         return f"placement not recorded ({err})"
     counts: dict[str, int] = {}
-    for provider, op, _ in placed:
+    for provider, _op, _ in placed:
         counts[provider] = counts.get(provider, 0) + 1
     off = sorted({op for provider, op, _ in placed if provider != "CUDAExecutionProvider"})
     memcpy = sum(1 for _, op, _ in placed if op.startswith("Memcpy"))
