@@ -8,14 +8,14 @@ onnxruntime#23006 measured 15x slower runs with interleaved shapes). A batch of 
 replies of eight lengths paid that eight times per batch, every batch; eight copies of one
 reply paid it once.
 
-:class:`Vocoder` in bucketed mode runs a batch's items in a few fixed shapes instead:
+:class:`Vocoder` in bucketed mode runs a batch's items in one fixed shape per frame
+bucket (:data:`FRAME_BUCKETS`) instead, two rows per item in the same call:
 
-* the **head**: each item's codes padded on the right to a frame bucket
-  (:data:`FRAME_BUCKETS`), the items of one bucket stacked in one call (rows padded to a
-  power of two); the output is exact up to ``R`` frames before the item's end, where the
-  padding starts to be seen (``R`` is the vocoder's receptive radius);
-* the **tail**: each item's last ``2R`` frames alone (fixed shape ``[8, n, 2R]``, all
-  items in one call); their last ``R`` frames see the item's true end and are exact.
+* the **head** row: the item's codes padded on the right to the bucket; it is exact up to
+  ``R`` frames before the item's end, where the padding starts to be seen (``R`` is the
+  vocoder's receptive radius);
+* the **tail** row: the same codes padded on the *left*, so they end where the call ends;
+  its last ``R`` frames see only real codes and the true end, and are exact.
 
 The two are joined at frame ``T - R``. Both parts are the direct decode's values up to
 rounding (another shape can pick another convolution algorithm: 1e-5 on the tiny fixture,
@@ -147,7 +147,7 @@ class Vocoder:
             _LOGGER.info("Vocoder run per item: it is not local (an output frame depends "
                          "on %d frames or more each side)", _MAX_RADIUS)
             return False
-        frames = frame_bucket(4 * self.reach) - 5  # padded, with a tail window
+        frames = frame_bucket(4 * self.reach) - 5  # padded on both sides
         codes = np.random.default_rng(1).integers(0, 1024, (NUM_CODEBOOKS, frames),
                                                   dtype=np.int64)
         direct = self.decode(codes)
@@ -178,47 +178,35 @@ class Vocoder:
         self.last_stats = stats
         return waves
 
-    def _stacked(self, parts: list[np.ndarray], frames: int, stats: VocoderStats
-                 ) -> np.ndarray:
-        """``parts`` (each ``[8, <= frames]``) right-padded with code 0 to ``frames`` and
-        stacked into calls of a power-of-two row count within :data:`FRAME_BUDGET`:
-        ``[len(parts), samples]``."""
-        most = 1
-        while most * 2 * frames <= FRAME_BUDGET:
-            most *= 2
-        waves = []
-        for first in range(0, len(parts), most):
-            chunk = parts[first:first + most]
-            rows = _row_bucket(len(chunk))
-            grid = np.zeros((NUM_CODEBOOKS, rows, frames), dtype=np.int64)
-            for row, codes in enumerate(chunk):
-                grid[:, row, :codes.shape[1]] = codes
-            stats.calls.append((rows, frames))
-            waves.append(self.run(grid)[:len(chunk)])
-        return np.concatenate(waves)
-
     def _bucketed(self, items: Sequence[np.ndarray], stats: VocoderStats) -> list[np.ndarray]:
         reach = self.reach
-        window = 2 * reach
         waves: list[np.ndarray | None] = [None] * len(items)
-        long_ones = [i for i, c in enumerate(items) if c.shape[1] > window]
-        for i, codes in enumerate(items):  # too short to split: whole, directly
-            if codes.shape[1] <= window:
+        groups: dict[int, list[int]] = {}
+        for i, codes in enumerate(items):
+            if codes.shape[1] < 2 * reach:  # too short to split: whole, directly
                 waves[i] = self.decode(codes)
                 stats.calls.append((1, codes.shape[1]))
-        if not long_ones:
-            return [w for w in waves if w is not None]
-        tails = self._stacked([items[i][:, -window:] for i in long_ones], window, stats)
-        hop = tails.shape[1] // window
-        groups: dict[int, list[int]] = {}
-        for i in long_ones:
-            groups.setdefault(frame_bucket(items[i].shape[1]), []).append(i)
+            else:
+                groups.setdefault(frame_bucket(codes.shape[1]), []).append(i)
         for frames, members in sorted(groups.items()):
-            heads = self._stacked([items[i] for i in members], frames, stats)
-            for head, i in zip(heads, members, strict=True):
-                cut = (items[i].shape[1] - reach) * hop
-                tail = tails[long_ones.index(i)]
-                waves[i] = np.concatenate([head[:cut], tail[(window - reach) * hop:]])
+            pairs = 1  # items per call: two rows each, within the frame budget
+            while pairs * 4 * frames <= FRAME_BUDGET:
+                pairs *= 2
+            for first in range(0, len(members), pairs):
+                chunk = members[first:first + pairs]
+                rows = _row_bucket(2 * len(chunk))
+                grid = np.zeros((NUM_CODEBOOKS, rows, frames), dtype=np.int64)
+                for k, i in enumerate(chunk):
+                    length = items[i].shape[1]
+                    grid[:, 2 * k, :length] = items[i]  # head: padded on the right
+                    grid[:, 2 * k + 1, frames - length:] = items[i]  # tail: on the left
+                stats.calls.append((rows, frames))
+                out = self.run(grid)
+                hop = out.shape[1] // frames
+                for k, i in enumerate(chunk):
+                    cut = (items[i].shape[1] - reach) * hop
+                    waves[i] = np.concatenate([out[2 * k, :cut],
+                                               out[2 * k + 1, (frames - reach) * hop:]])
         return [w for w in waves if w is not None]
 
 
