@@ -172,6 +172,10 @@ def main() -> None:
             engine.synthesize(TEXTS[index % len(TEXTS)], options=options, seed=index)
         if index + 1 in (half, args.requests):
             ledger.mark(f"after {index + 1} requests (every 4th a batch of 8)")
+    runner = engine.decoder.runner
+    if runner is not None:
+        print(f"CUDA graphs held ({len(runner.captured)}, rows x length, at most "
+              f"{runner.capture_positions} positions each): {sorted(runner.captured)}")
     grew = ledger.rows[-1][2]
     print(f"flat over the second half: {'yes' if grew <= 64 else 'NO'} ({grew:+.0f} MiB); "
           f"context + engine now {ledger.last:.0f} MiB (target 2560); "

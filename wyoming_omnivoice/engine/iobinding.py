@@ -30,6 +30,11 @@ _LOGGER = logging.getLogger(__name__)
 
 #: Buffers kept for shapes outside the bucket set (no CUDA graph for those).
 _MAX_LOOSE_SHAPES = 4
+#: Largest ``rows x length`` captured as a CUDA graph. Every captured shape keeps its
+#: buffers (embeddings, hidden states, masks) and its graph for the life of the session;
+#: past this size a forward is long enough that launching its kernels one by one costs
+#: little, so such shapes run without a graph and share the few loose buffers.
+CAPTURE_POSITIONS = 2048
 #: onnx's TensorProto element types (FLOAT, FLOAT16): onnx itself is imported only when a
 #: cast graph is built (CUDA), not at a CPU start (its import costs about 0.6 s).
 _NP_TO_ONNX = {np.float32: 1, np.float16: 10}
@@ -77,7 +82,8 @@ class StepRunner:
     """Binds the three graphs of a step to device buffers and runs them."""
 
     def __init__(self, embeddings: Graph, backbone: Graph, hidden_size: int,
-                 *, cuda_graph: bool = False, buckets: Sequence[int] = ()) -> None:
+                 *, cuda_graph: bool = False, buckets: Sequence[int] = (),
+                 capture_positions: int = CAPTURE_POSITIONS) -> None:
         self.ort = import_onnxruntime()
         self.embeddings = embeddings
         self.backbone = backbone
@@ -85,6 +91,7 @@ class StepRunner:
         self.device = "cuda" if backbone.device == "cuda" else "cpu"
         self.cuda_graph = cuda_graph and self.device == "cuda"
         self.buckets = frozenset(buckets)
+        self.capture_positions = capture_positions
         self._embed_type = embeddings.outputs["inputs_embeds"].dtype
         self._backbone_in = backbone.inputs["inputs_embeds"].dtype
         self._hidden_type = backbone.outputs["hidden_states"].dtype
@@ -116,6 +123,16 @@ class StepRunner:
         """``array`` copied into a new OrtValue on the session device."""
         return self._upload(array)
 
+    def captures(self, rows: int, length: int) -> bool:
+        """Whether a ``rows x length`` shape gets a CUDA graph (with graphs on): a bucket
+        length, and at most :attr:`capture_positions` positions in all."""
+        return length in self.buckets and rows * length <= self.capture_positions
+
+    @property
+    def captured(self) -> list[tuple[int, int]]:
+        """The shapes holding a CUDA graph (and their buffers) now."""
+        return [key for key, found in self._shapes.items() if found.graph_id >= 0]
+
     def buffers(self, rows: int, length: int) -> _Buffers:
         key = (rows, length)
         found = self._shapes.get(key)
@@ -124,7 +141,7 @@ class StepRunner:
             return found
         hidden_shape = (rows, length, self.hidden_size)
         graph_id = -1
-        if self.cuda_graph and length in self.buckets:
+        if self.cuda_graph and self.captures(rows, length):
             graph_id = self._next_graph_id
             self._next_graph_id += 1
         found = _Buffers(
