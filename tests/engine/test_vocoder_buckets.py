@@ -106,3 +106,9 @@ def test_calls_stay_within_the_frame_budget(engine: Engine) -> None:
     assert sum(rows for rows, frames in calls if frames == 256) >= 8  # split, not dropped
     for codes, wave in zip(items, got, strict=True):
         assert float(np.abs(wave - vocoder.decode(codes)).max()) <= CHECK_MAX_ABS
+
+
+def test_warm_up_runs_the_short_reply_shapes(engine: Engine) -> None:
+    vocoder = engine.vocoder_runner
+    assert vocoder.warm_up(batch=8) >= 4
+    assert Vocoder(engine.vocoder).warm_up(batch=8) == 0  # per item: nothing to warm

@@ -270,9 +270,8 @@ class Engine:
         for size in batch_sizes:
             done += self.decoder.warm_up(prompt, tuple(lengths), rows=size,
                                          prefix_cache=prefix_cache)
-        if self.vocoder_runner.active:  # the probe and the check, before any request
-            self.vocoder_runner.decode_many([np.zeros((NUM_CODEBOOKS, self.min_canvas_frames
-                                                       or 1), np.int64)])
+        if self.vocoder_runner.bucketed:  # probe, check and the short replies' shapes
+            self.vocoder_runner.warm_up(max(batch_sizes))
         _LOGGER.info("Warm-up: %d forward shape%s ready", done, "" if done == 1 else "s")
         return done
 

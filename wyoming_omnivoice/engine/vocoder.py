@@ -53,6 +53,8 @@ _MARGIN = 2
 #: Frames (rows x frames) one vocoder call takes at most (20 s of audio): its activations,
 #: not the batch size, set the vocoder's working memory.
 FRAME_BUDGET = 512
+#: Frame buckets warmed at start: replies up to 5 s (a short Home Assistant reply).
+WARM_FRAMES = 128
 #: Largest sample difference between a stitched and a direct decode accepted by the check
 #: (the vocoder golden test's tolerance).
 CHECK_MAX_ABS = 1e-4
@@ -161,6 +163,20 @@ class Vocoder:
         _LOGGER.info("Vocoder runs in frame buckets (receptive radius %d frames, stitched "
                      "decode within %.1e of the direct one)", self.receptive_radius(), worst)
         return True
+
+    def warm_up(self, batch: int = 1, longest: int = WARM_FRAMES) -> int:
+        """Measure the radius, check the stitching, and run the calls of a reply (and of
+        ``batch`` replies) in every frame bucket up to ``longest`` frames, so those shapes
+        are set up before the first request. Returns the calls run."""
+        if not self.active:
+            return 0
+        calls = 0
+        for frames in (b for b in FRAME_BUCKETS if b <= longest):
+            length = max(frames - 1, 2 * self.reach)
+            for count in sorted({1, batch}):
+                self.decode_many([np.zeros((NUM_CODEBOOKS, length), np.int64)] * count)
+                calls += len(self.last_stats.calls)
+        return calls
 
     # -- batches -------------------------------------------------------------------------
     def decode_many(self, items: Sequence[np.ndarray]) -> list[np.ndarray]:
