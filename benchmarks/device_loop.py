@@ -63,29 +63,18 @@ def placement(engine: Engine, noisy: bool) -> str:
     return f"{counts}; {memcpy} Memcpy; ops off CUDA: {off or 'none'}"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model-dir", required=True)
-    parser.add_argument("--device", default="cuda")
-    parser.add_argument("--precision", default="fp16")
-    parser.add_argument("--steps", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
-    print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
-    engine = Engine.load(args.model_dir, device=args.device, precision=args.precision,
-                         io_binding=True, buckets=True)
-    engine.warm_up(batch_sizes=(1, 8))
-    print(f"engine on {engine.device} ({engine.precision}); selection placement "
-          f"(noisy): {placement(engine, True)}", flush=True)
+def compare_loops(engine: Engine, steps: int, repeats: int) -> None:
+    """Host vs device loop lines (see the module doc)."""
+    print(f"selection placement (noisy): {placement(engine, True)}", flush=True)
     batches = {"short reply": [SynthesisRequest(text=TEXTS[0], seed=1)],
                "8 mixed": [SynthesisRequest(text=t, seed=i) for i, t in enumerate(TEXTS)]}
     for mode, temperature in (("deterministic", 0.0), ("gumbel", 5.0)):
-        options = DecodeOptions(num_step=args.steps, position_temperature=temperature)
+        options = DecodeOptions(num_step=steps, position_temperature=temperature)
         graph = selection_session(engine.graphs, guided=True, noisy=temperature > 0)
         for name, requests in batches.items():
             times: dict[str, list[float]] = {"host": [], "device": []}
             equal = True
-            for _ in range(args.repeats + 1):
+            for _ in range(repeats + 1):
                 t0 = time.perf_counter()
                 host = engine.decoder.decode(items_of(engine, requests), options)
                 t1 = time.perf_counter()
@@ -102,9 +91,25 @@ def main() -> None:
             host_ms = 1000 * statistics.median(times["host"][1:])
             device_ms = 1000 * statistics.median(times["device"][1:])
             print(f"  {mode:<13} {name:<11} host loop {host_ms:8.1f} ms "
-                  f"({host_ms / args.steps:.2f}/step)  device loop {device_ms:8.1f} ms "
-                  f"({device_ms / args.steps:.2f}/step)  codes equal {equal}", flush=True)
+                  f"({host_ms / steps:.2f}/step)  device loop {device_ms:8.1f} ms "
+                  f"({device_ms / steps:.2f}/step)  codes equal {equal}", flush=True)
 
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model-dir", required=True)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--precision", default="fp16")
+    parser.add_argument("--steps", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    engine = Engine.load(args.model_dir, device=args.device, precision=args.precision,
+                         io_binding=True, buckets=True)
+    engine.warm_up(batch_sizes=(1, 8))
+    print(f"engine on {engine.device} ({engine.precision})", flush=True)
+    compare_loops(engine, args.steps, args.repeats)
 
 if __name__ == "__main__":
     main()

@@ -125,22 +125,16 @@ def _context_session(providers: Any) -> Any:
     return session
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model-dir", required=True)
-    parser.add_argument("--device", default="cuda")
-    parser.add_argument("--precision", default="fp16")
-    parser.add_argument("--requests", type=int, default=60)
-    parser.add_argument("--rows", default="8", help="row counts warmed besides 1")
-    parser.add_argument("--steps", type=int, default=16)
-    args = parser.parse_args()
+def memory_stages(model_dir: str, device_name: str, precision: str, requests: int,
+                  rows: list[int], steps: int) -> Engine:
+    """Print the stages (see the module doc); returns the engine, warmed and used."""
     started = time.perf_counter()
-    providers = choose_providers(args.device)
+    providers = choose_providers(device_name)
     device = providers.device
     ledger = Ledger(device)
     keep: list[Any] = [_context_session(providers)]
     ledger.mark("context (CUDA context, provider handles)")
-    paths = ModelPaths.from_dir(args.model_dir)
+    paths = ModelPaths.from_dir(model_dir)
     print("sessions alone (published files; the engine's backbone is the prepared one):")
     for label, path in (("embeddings (text table)", paths.embeddings),
                         ("vocoder", paths.vocoder), ("heads graph", paths.heads),
@@ -150,27 +144,27 @@ def main() -> None:
     del keep[1:]
     gc.collect()
     ledger.mark("sessions released")
-    engine = Engine.load(args.model_dir, device=args.device, precision=args.precision)
+    engine = Engine.load(model_dir, device=device_name, precision=precision)
     ledger.mark(f"engine loaded ({engine.precision}, CUDA graphs "
                 f"{getattr(engine.decoder.backbone, 'cuda_graph', False)})")
     prompt = engine.prompts.build("Warm up.", num_target=8, language=None, instruct=None)
     buckets = engine.decoder.buckets or ()
-    for rows in (1, *(int(r) for r in args.rows.split(",") if r)):
+    for count in (1, *rows):
         for bucket in buckets[:5]:
-            if engine.decoder.warm_up(prompt, (bucket,), rows=rows):
-                ledger.mark(f"warm-up rows {rows} bucket {bucket}")
-    engine.vocoder_runner.decode_many([np.zeros((8, 40), np.int64)])
-    ledger.mark(f"vocoder probe (bucketed {engine.vocoder_runner.active})")
-    options = DecodeOptions(num_step=args.steps)
-    half = args.requests // 2
-    for index in range(args.requests):
+            if engine.decoder.warm_up(prompt, (bucket,), rows=count):
+                ledger.mark(f"warm-up rows {count} bucket {bucket}")
+    calls = engine.vocoder_runner.warm_up(max(rows, default=1))
+    ledger.mark(f"vocoder warm-up ({calls} calls, bucketed {engine.vocoder_runner.active})")
+    options = DecodeOptions(num_step=steps)
+    half = requests // 2
+    for index in range(requests):
         if index % 4 == 3:
             engine.synthesize_batch([SynthesisRequest(text=TEXTS[(index + i) % len(TEXTS)],
                                                       seed=index + i) for i in range(8)],
                                     options=options)
         else:
             engine.synthesize(TEXTS[index % len(TEXTS)], options=options, seed=index)
-        if index + 1 in (half, args.requests):
+        if index + 1 in (half, requests):
             ledger.mark(f"after {index + 1} requests (every 4th a batch of 8)")
     runner = engine.decoder.runner
     if runner is not None:
@@ -180,6 +174,20 @@ def main() -> None:
     print(f"flat over the second half: {'yes' if grew <= 64 else 'NO'} ({grew:+.0f} MiB); "
           f"context + engine now {ledger.last:.0f} MiB (target 2560); "
           f"{time.perf_counter() - started:.0f} s", flush=True)
+    return engine
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model-dir", required=True)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--precision", default="fp16")
+    parser.add_argument("--requests", type=int, default=60)
+    parser.add_argument("--rows", default="8", help="row counts warmed besides 1")
+    parser.add_argument("--steps", type=int, default=16)
+    args = parser.parse_args()
+    memory_stages(args.model_dir, args.device, args.precision, args.requests,
+                  [int(r) for r in args.rows.split(",") if r], args.steps)
 
 
 if __name__ == "__main__":

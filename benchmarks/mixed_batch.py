@@ -54,6 +54,29 @@ def measure(engine: Engine, requests: list[SynthesisRequest], options: DecodeOpt
     return median_stats(runs)
 
 
+def phase_tables(engine: Engine, step_counts: list[int], batch: int, repeats: int) -> None:
+    """The side-by-side phase table per step count (see the module doc)."""
+    vocoder = engine.vocoder_runner
+    asked = vocoder.bucketed
+    for steps in step_counts:
+        options = DecodeOptions(num_step=steps)
+        columns: dict[str, SynthesisStats] = {}
+        for mode in ("per-item", "buckets"):
+            vocoder.bucketed = mode == "buckets"
+            for name, requests in batches(batch).items():
+                columns[f"{name} {mode}"] = measure(engine, requests, options, repeats)
+        vocoder.bucketed = asked
+        print(f"\n{steps} steps, batch of {batch} (median of {repeats}; vocoder "
+              f"bucketed when active: {vocoder.active})")
+        print(phase_table(columns), flush=True)
+        total = {k: v.total_s for k, v in columns.items()}
+        print("mixed/same total: per-item "
+              f"{total['mixed per-item'] / total['same per-item']:.2f}x, buckets "
+              f"{total['mixed buckets'] / total['same buckets']:.2f}x; median "
+              f"{statistics.median(total.values()) * 1000:.0f} ms")
+
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model-dir", required=True)
@@ -71,23 +94,8 @@ def main() -> None:
     print(f"engine on {engine.device} ({args.precision}) loaded and warmed in "
           f"{time.perf_counter() - started:.1f} s; vocoder receptive radius "
           f"{vocoder.receptive_radius()} frames", flush=True)
-    for steps in (int(s) for s in args.steps.split(",")):
-        options = DecodeOptions(num_step=steps)
-        columns: dict[str, SynthesisStats] = {}
-        for mode in ("per-item", "buckets"):
-            vocoder.bucketed = mode == "buckets"
-            for name, requests in batches(args.batch).items():
-                columns[f"{name} {mode}"] = measure(engine, requests, options, args.repeats)
-        vocoder.bucketed = engine.decoder.buckets is not None
-        print(f"\n{steps} steps, batch of {args.batch} (median of {args.repeats}; vocoder "
-              f"bucketed when active: {vocoder.active})")
-        print(phase_table(columns), flush=True)
-        total = {k: v.total_s for k, v in columns.items()}
-        print("mixed/same total: per-item "
-              f"{total['mixed per-item'] / total['same per-item']:.2f}x, buckets "
-              f"{total['mixed buckets'] / total['same buckets']:.2f}x; median "
-              f"{statistics.median(total.values()) * 1000:.0f} ms")
-
+    phase_tables(engine, [int(s) for s in args.steps.split(",")], args.batch,
+                 args.repeats)
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""The devstep figures in one process, one engine (for the GPU check):
+
+1. GPU memory stage by stage (:mod:`benchmarks.gpu_memory`);
+2. a mixed batch against copies, by phase, vocoder per item and in buckets
+   (:mod:`benchmarks.mixed_batch`);
+3. the host step loop against the device step loop (:mod:`benchmarks.device_loop`).
+
+    python -m benchmarks.devstep_gpu --model-dir /tmp/ov-gpu/model --precision fp16
+
+Each part prints as it goes; a part that fails prints its error and the next one runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import traceback
+
+from benchmarks.device_loop import compare_loops
+from benchmarks.gpu_memory import memory_stages
+from benchmarks.mixed_batch import phase_tables
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model-dir", required=True)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--precision", default="fp16")
+    parser.add_argument("--requests", type=int, default=40)
+    parser.add_argument("--steps", default="32,16", help="phase tables at these steps")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    print(f"== devstep GPU figures (load average {os.getloadavg()[0]:.2f}) ==", flush=True)
+    print("\n-- 1. GPU memory --", flush=True)
+    engine = memory_stages(args.model_dir, args.device, args.precision, args.requests, [8],
+                           16)
+    print(f"\n-- 2. mixed batch by phase (vocoder receptive radius "
+          f"{engine.vocoder_runner.receptive_radius()} frames) --", flush=True)
+    try:
+        phase_tables(engine, [int(s) for s in args.steps.split(",")], 8, args.repeats)
+    except Exception:
+        traceback.print_exc()
+    print("\n-- 3. step loop: host vs device --", flush=True)
+    try:
+        if engine.decoder.runner is None:
+            print("no IO-binding runner on this engine (CPU default): skipped")
+        else:
+            compare_loops(engine, int(args.steps.split(",")[0]), args.repeats)
+    except Exception:
+        traceback.print_exc()
+    print(f"\n== devstep GPU figures done in {time.perf_counter() - started:.0f} s ==",
+          flush=True)
+
+
+if __name__ == "__main__":
+    main()
