@@ -85,3 +85,18 @@ def test_a_graph_of_the_wrong_kind_is_refused(engine: Engine) -> None:
         selection.prepare(None, None, np.zeros((1, 8, 1), np.int64),  # type: ignore[arg-type]
                           guidance=2.0, penalty=np.zeros((8, 1), np.float32),
                           position_temperature=5.0, noise=np.zeros((1, 1, 8, 1), np.float32))
+
+
+@pytest.mark.parametrize("name", ["deterministic", "gumbel"])
+def test_device_loop_equals_host_decode_in_the_rows_layout(name: str) -> None:
+    engine = Engine.load(FIXTURES / "models" / "tiny", device="cpu", io_binding=True,
+                         buckets=True, layout="rows")
+    options = OPTIONS[name]
+    graph = selection_session(engine.graphs, guided=True,
+                              noisy=options.position_temperature > 0)
+    host = engine.decoder.decode(items_of(engine, REQUESTS, options), options)
+    assert engine.last_stats.layout == "rows"
+    device = decode_on_device(engine.decoder, graph, items_of(engine, REQUESTS, options),
+                              options)
+    for a, b in zip(host, device, strict=True):
+        np.testing.assert_array_equal(a, b)
