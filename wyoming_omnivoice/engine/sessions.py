@@ -210,6 +210,11 @@ class Graph:
             options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
         if not prepack:
             options.add_session_config_entry("session.disable_prepacking", "1")
+        if providers.device == "cuda":
+            # Weights straight from the device allocator, outside the arena: the arena then
+            # holds working memory only (what shrinkage can give back), never weights.
+            options.add_session_config_entry(
+                "session.use_device_allocator_for_initializers", "1")
         if external_data_dir is not None:
             options.add_session_config_entry(
                 "session.model_external_initializers_file_folder_path", str(external_data_dir))
