@@ -50,6 +50,7 @@ from wyoming_omnivoice.engine.rendering import render_batch
 from wyoming_omnivoice.engine.scoring import NUM_CODEBOOKS
 from wyoming_omnivoice.engine.sessions import choose_providers
 from wyoming_omnivoice.engine.synthesis_stats import SynthesisStats
+from wyoming_omnivoice.engine.target_embeddings import keep_text_table_on_host
 from wyoming_omnivoice.engine.vocoder import Vocoder, check_codes
 
 _LOGGER = logging.getLogger(__name__)
@@ -117,7 +118,8 @@ class Engine:
         runner = None
         if on_cuda if io_binding is None else io_binding:
             runner = StepRunner(graphs.embeddings, backbone, graphs.hidden_size,
-                                cuda_graph=backbone.cuda_graph, buckets=bucket_set or ())
+                                cuda_graph=backbone.cuda_graph, buckets=bucket_set or (),
+                                target_embeddings=graphs.target_embeddings)
         self.decoder = Decoder(
             graphs.embeddings, backbone, graphs.scorer(False, True), graphs.scorer,
             graphs.hidden_size, layout=layout, runner=runner, buckets=bucket_set,
@@ -163,6 +165,7 @@ class Engine:
         min_canvas_frames: int = MIN_CANVAS_FRAMES,
         prefix_cache: int = 0,
         prepack: bool = True,
+        host_text_table: bool = False,
     ) -> Engine:
         """Load a model directory (see :mod:`.model_files`) on ``auto``/``cuda``/``cpu``.
 
@@ -181,6 +184,8 @@ class Engine:
         ``prepack`` False (CPU) keeps onnxruntime from copying the backbone's weights into
         its packed layouts: they are used where they lie in its read-only memory map of the
         weights file (little anonymous memory; for one-off work such as canonical anchors).
+        ``host_text_table`` keeps the text-embedding table in host memory (0.6 GB of GPU
+        memory at the real size) with IO binding: see :mod:`.target_embeddings`.
         """
         check_precision(precision)
         check_prefix_cache(prefix_cache)
@@ -228,6 +233,8 @@ class Engine:
                                  cuda_graph=cuda_graph, disabled_optimizers=disabled,
                                  prepack=prepack)
         graphs.load_seconds = {"prepared backbone": preparing, **graphs.load_seconds}
+        if host_text_table:  # the text table in host memory (:mod:`.target_embeddings`)
+            keep_text_table_on_host(graphs, paths.embeddings)
         engine = cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
                      precision=precision, min_canvas_frames=min_canvas_frames)
         if prefix_cache >= 2:

@@ -140,6 +140,8 @@ class DeviceSelection:
             binding.bind_ortvalue_input(sg.GRID_IDS, self._ids[turn])
             binding.bind_ortvalue_output(sg.NEW_TOKENS, self._tokens[1 - turn])
             binding.bind_ortvalue_output(sg.NEW_GRID_IDS, self._ids[1 - turn])
+            if bound.target_ids is not None:  # the text table on the host
+                binding.bind_ortvalue_output(sg.NEW_TARGET_IDS, bound.target_ids)
             self._bindings.append(binding)
         self._turn = 0
         bound.bind_ids(self._ids[0])

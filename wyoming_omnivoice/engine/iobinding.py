@@ -83,9 +83,13 @@ class StepRunner:
 
     def __init__(self, embeddings: Graph, backbone: Graph, hidden_size: int,
                  *, cuda_graph: bool = False, buckets: Sequence[int] = (),
-                 capture_positions: int = CAPTURE_POSITIONS) -> None:
+                 capture_positions: int = CAPTURE_POSITIONS,
+                 target_embeddings: Graph | None = None) -> None:
+        """``target_embeddings`` (:mod:`.target_embeddings`): the device session of the
+        target positions, ``embeddings`` then being a host session run once per decode."""
         self.ort = import_onnxruntime()
         self.embeddings = embeddings
+        self.target_embeddings = target_embeddings
         self.backbone = backbone
         self.hidden_size = hidden_size
         self.device = "cuda" if backbone.device == "cuda" else "cpu"
@@ -205,10 +209,17 @@ class BoundStep:
         buf.audio_mask.update_inplace(np.ascontiguousarray(self.grid.audio_mask))
         buf.attention_mask.update_inplace(np.ascontiguousarray(self.grid.mask))
 
-        self.embed_binding = runner.embeddings.session.io_binding()
-        self.embed_binding.bind_ortvalue_input("input_ids", buf.ids)
-        self.embed_binding.bind_ortvalue_input("audio_mask", buf.audio_mask)
-        self.embed_binding.bind_ortvalue_output("inputs_embeds", buf.embeds)
+        #: With the text table on the host: the target cells and their ids ``[1, 8, P]``
+        #: on the device (the only ids that change), else None.
+        self.target_ids: Any = None
+        if runner.target_embeddings is not None:
+            self._bind_targets(batch)
+        else:
+            self.embed_session = runner.embeddings.session
+            self.embed_binding = self.embed_session.io_binding()
+            self.embed_binding.bind_ortvalue_input("input_ids", buf.ids)
+            self.embed_binding.bind_ortvalue_input("audio_mask", buf.audio_mask)
+            self.embed_binding.bind_ortvalue_output("inputs_embeds", buf.embeds)
 
         self.cast_in = None
         backbone_embeds = buf.embeds
@@ -252,14 +263,46 @@ class BoundStep:
         for name in want:
             self.score_binding.bind_output(name, "cpu")
 
+    def _bind_targets(self, batch: Any) -> None:
+        """The whole grid embedded once on the host (the decode's base, uploaded), and the
+        device session of the target positions bound to write the backbone's input."""
+        from wyoming_omnivoice.engine import target_embeddings as te
+
+        runner, grid = self.runner, self.grid
+        self.targets = batch.target_cells(grid)
+        (base,) = runner.embeddings.session.run(
+            ["inputs_embeds"], {"input_ids": grid.ids, "audio_mask": grid.audio_mask},
+            runner.embeddings.run_options)
+        rows, cols = self.targets
+        count = len(rows)
+        self.target_ids = runner.upload(self._target_ids())
+        self._target_keep = [runner.upload(base), runner.upload(np.ones((1, count), bool)),
+                             runner.upload(te.target_positions(rows, cols))]
+        self.embed_session = runner.target_embeddings.session  # type: ignore[union-attr]
+        self.embed_binding = self.embed_session.io_binding()
+        for name, value in zip((te.BASE, te.TARGET_MASK, te.TARGET_INDEX),
+                               self._target_keep, strict=True):
+            self.embed_binding.bind_ortvalue_input(name, value)
+        self.embed_binding.bind_ortvalue_input(te.TARGET_IDS, self.target_ids)
+        self.embed_binding.bind_ortvalue_output(te.OUTPUT, self.buf.embeds)
+
+    def _target_ids(self) -> np.ndarray:
+        rows, cols = self.targets
+        return np.ascontiguousarray(self.grid.ids[rows, :, cols].T[None])
+
     def bind_ids(self, ids: Any) -> None:
         """Let the embeddings read the token grid from ``ids`` (an OrtValue of the grid's
-        shape on the device; :mod:`.device_selection` alternates two)."""
-        self.embed_binding.bind_ortvalue_input("input_ids", ids)
+        shape on the device; :mod:`.device_selection` alternates two). With the text
+        table on the host the embeddings read :attr:`target_ids` instead: nothing to do."""
+        if self.target_ids is None:
+            self.embed_binding.bind_ortvalue_input("input_ids", ids)
 
     def run(self, stats: Any) -> list[np.ndarray]:
         """One model evaluation of the current token grid; ``[B, 8, T]`` arrays out."""
-        self.buf.ids.update_inplace(self.grid.ids)
+        if self.target_ids is not None:
+            self.target_ids.update_inplace(self._target_ids())
+        else:
+            self.buf.ids.update_inplace(self.grid.ids)
         self.run_model(stats)
         t2 = time.perf_counter()
         self.scorer.session.run_with_iobinding(self.score_binding)
@@ -272,7 +315,7 @@ class BoundStep:
         uploaded or copied to the host."""
         runner = self.runner
         t0 = time.perf_counter()
-        runner.embeddings.session.run_with_iobinding(self.embed_binding)
+        self.embed_session.run_with_iobinding(self.embed_binding)
         if self.cast_in is not None:
             runner._embed_caster.session.run_with_iobinding(self.cast_in)  # type: ignore[union-attr]
         t1 = time.perf_counter()

@@ -47,6 +47,8 @@ SRC_CELLS = "src_cells"
 DST_CELLS = "dst_cells"
 NEW_TOKENS = "new_tokens"
 NEW_GRID_IDS = "new_grid_ids"
+#: The new tokens of the target cells as ``[1, 8, P]`` (:mod:`.target_embeddings`).
+NEW_TARGET_IDS = "new_target_ids"
 _P = "select/"
 
 
@@ -64,6 +66,8 @@ def selection_nodes(*, noisy: bool, opset: int) -> tuple[list[onnx.NodeProto],
         numpy_helper.from_array(np.array([0, -1], dtype=np.int64), name("rows_shape")),
         numpy_helper.from_array(np.array([-1], dtype=np.int64), name("flat_shape")),
         numpy_helper.from_array(np.array([1], dtype=np.int64), name("axis1")),
+        numpy_helper.from_array(np.array([0], dtype=np.int64), name("axis0")),
+        numpy_helper.from_array(np.array([-1, 8], dtype=np.int64), name("cells_by_book")),
         numpy_helper.from_array(np.array([1], dtype=np.int64), name("one_1d")),
         numpy_helper.from_array(np.array(1, dtype=np.int64), name("one")),
         numpy_helper.from_array(np.array(0, dtype=np.int64), name("zero")),
@@ -118,6 +122,9 @@ def selection_nodes(*, noisy: bool, opset: int) -> tuple[list[onnx.NodeProto],
         node("Unsqueeze", [DST_CELLS, name("axis1")], [name("dst_index")]),
         node("ScatterND", [name("ids_flat"), name("dst_index"), name("updates")],
              [name("new_ids_flat")]),
+        node("Reshape", [name("updates"), name("cells_by_book")], [name("cells_8")]),
+        node("Transpose", [name("cells_8")], [name("books_cells")], perm=[1, 0]),
+        node("Unsqueeze", [name("books_cells"), name("axis0")], [NEW_TARGET_IDS]),
         node("Shape", [GRID_IDS], [name("grid_shape")]),
         node("Reshape", [name("new_ids_flat"), name("grid_shape")], [NEW_GRID_IDS]),
     ]
@@ -148,7 +155,8 @@ def selection_io(*, noisy: bool, with_scores: bool) -> tuple[list[onnx.ValueInfo
                    tensor(STEPS, TensorProto.INT64, ["B"]),
                    tensor(TEMPERATURE, TensorProto.FLOAT, [])]
     outputs = [tensor(NEW_TOKENS, TensorProto.INT64, ["B", 8, "T"]),
-               tensor(NEW_GRID_IDS, TensorProto.INT64, ["R", 8, "L"])]
+               tensor(NEW_GRID_IDS, TensorProto.INT64, ["R", 8, "L"]),
+               tensor(NEW_TARGET_IDS, TensorProto.INT64, [1, 8, "Q"])]
     return inputs, outputs
 
 
