@@ -100,3 +100,17 @@ def test_device_loop_equals_host_decode_in_the_rows_layout(name: str) -> None:
                               options)
     for a, b in zip(host, device, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_device_loop_with_padded_rows() -> None:
+    engine = Engine.load(FIXTURES / "models" / "tiny", device="cpu", io_binding=True,
+                         buckets=True)
+    engine.decoder.row_buckets = (1, 2, 4, 8, 16)  # as with CUDA graphs: 3 items, 4 rows
+    options = OPTIONS["gumbel"]
+    graph = selection_session(engine.graphs, guided=True, noisy=True)
+    host = engine.decoder.decode(items_of(engine, REQUESTS, options), options)
+    assert engine.last_stats.rows == 4
+    device = decode_on_device(engine.decoder, graph, items_of(engine, REQUESTS, options),
+                              options)
+    for a, b in zip(host, device, strict=True):
+        np.testing.assert_array_equal(a, b)
