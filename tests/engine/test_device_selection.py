@@ -114,3 +114,9 @@ def test_device_loop_with_padded_rows() -> None:
                               options)
     for a, b in zip(host, device, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_selection_sessions_are_built_once(engine: Engine) -> None:
+    first = selection_session(engine.graphs, guided=True, noisy=True)
+    assert selection_session(engine.graphs, guided=True, noisy=True) is first
+    assert selection_session(engine.graphs, guided=True, noisy=False) is not first

@@ -54,9 +54,13 @@ MASK_ID = sg.MASK_ID
 
 
 def selection_session(graphs: GraphSet, *, guided: bool, noisy: bool) -> Graph:
-    """The scoring + selection session on the engine's providers (builds with onnx)."""
+    """The scoring + selection session on the engine's providers (built with onnx on
+    first use, then kept in ``graphs.selections``)."""
     from wyoming_omnivoice.engine.scoring_cache import build_scoring_bytes
 
+    found = graphs.selections.get((guided, noisy))
+    if found is not None:
+        return found
     started = time.perf_counter()
     scoring = build_scoring_bytes(graphs.heads_path, graphs.hidden_size, sampling=False,
                                   guided=guided)
@@ -65,6 +69,7 @@ def selection_session(graphs: GraphSet, *, guided: bool, noisy: bool) -> Graph:
                   label=f"scoring+selection ({'noisy' if noisy else 'deterministic'})",
                   model_bytes=model)
     graphs.load_seconds[graph.label] = time.perf_counter() - started
+    graphs.selections[(guided, noisy)] = graph
     return graph
 
 
