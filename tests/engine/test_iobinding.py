@@ -79,3 +79,14 @@ def test_cuda_graph_request_is_a_no_op_on_cpu() -> None:
     assert engine.decoder.row_buckets is None
     codes = engine.generate_codes("Still fine.", options=DETERMINISTIC)
     assert codes.shape[0] == 8
+
+
+def test_only_bucket_shapes_within_the_capture_size_get_cuda_graphs(
+        engines: tuple[Engine, Engine]) -> None:
+    _, bound = engines
+    runner = StepRunner(bound.graphs.embeddings, bound.decoder.backbone,
+                        bound.hidden_size, buckets=(64, 128, 512), capture_positions=1024)
+    assert runner.captures(1, 512) and runner.captures(8, 128) and runner.captures(16, 64)
+    assert not runner.captures(4, 512)  # 2048 positions: no graph, loose buffers
+    assert not runner.captures(1, 100)  # not a bucket length
+    assert runner.captured == []  # CPU: nothing captured

@@ -32,7 +32,6 @@ from wyoming_omnivoice.engine.planning import (
     plan_request,
     replan,
 )
-from wyoming_omnivoice.engine.postprocess import cross_fade_chunks, post_process
 from wyoming_omnivoice.engine.prefix_cache import CachedBackbone, check_prefix_cache
 from wyoming_omnivoice.engine.prompt import PromptBuilder
 from wyoming_omnivoice.engine.reference import (
@@ -41,7 +40,11 @@ from wyoming_omnivoice.engine.reference import (
     ReferenceEncoder,
     prepare_reference,
 )
-from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
+from wyoming_omnivoice.engine.rendering import render_batch
+from wyoming_omnivoice.engine.scoring import NUM_CODEBOOKS
+from wyoming_omnivoice.engine.synthesis_stats import SynthesisStats
+from wyoming_omnivoice.engine.target_embeddings import keep_text_table_on_host
+from wyoming_omnivoice.engine.vocoder import Vocoder, check_codes
 from wyoming_omnivoice.engine.voice_prompt import VoicePrompt
 
 _LOGGER = logging.getLogger(__name__)
@@ -100,11 +103,17 @@ class Engine:
         # On CUDA: tensors stay on the device between graphs, and lengths are bucketed so
         # allocations (and CUDA graphs, when enabled) are reused. Optional on CPU.
         use_buckets = on_cuda if buckets is None else buckets
+        #: The vocoder of a batch: in frame buckets with buckets (a CUDA Conv sets up again
+        #: for every new shape; see :mod:`.vocoder`), else per item.
+        self.vocoder_runner = Vocoder(graphs.vocoder, bucketed=use_buckets)
+        #: Where the time of the last :meth:`synthesize_batch` went (:mod:`.synthesis_stats`).
+        self.last_synthesis = SynthesisStats()
         bucket_set = BUCKETS if use_buckets else None
         runner = None
         if on_cuda if io_binding is None else io_binding:
             runner = StepRunner(graphs.embeddings, backbone, graphs.hidden_size,
-                                cuda_graph=backbone.cuda_graph, buckets=bucket_set or ())
+                                cuda_graph=backbone.cuda_graph, buckets=bucket_set or (),
+                                target_embeddings=graphs.target_embeddings)
         self.decoder = Decoder(
             graphs.embeddings, backbone, graphs.scorer(False, True), graphs.scorer,
             graphs.hidden_size, layout=layout, runner=runner, buckets=bucket_set,
@@ -150,6 +159,7 @@ class Engine:
         min_canvas_frames: int = MIN_CANVAS_FRAMES,
         prefix_cache: int = 0,
         prepack: bool = True,
+        host_text_table: bool = False,
     ) -> Engine:
         """Load a model directory (see :mod:`.model_files`) on ``auto``/``cuda``/``cpu``.
 
@@ -168,12 +178,16 @@ class Engine:
         ``prepack`` False (CPU) keeps onnxruntime from copying the backbone's weights into
         its packed layouts: they are used where they lie in its read-only memory map of the
         weights file (little anonymous memory; for one-off work such as canonical anchors).
+        ``host_text_table`` keeps the text-embedding table in host memory (0.6 GB of GPU
+        memory at the real size) with IO binding: see :mod:`.target_embeddings`.
         """
         check_prefix_cache(prefix_cache)
         paths, graphs, precision = load_model_graphs(
             model_dir, device, precision=precision, threads=threads, cuda_graph=cuda_graph,
             allow_tf32=allow_tf32, prepared_dir=prepared_dir, cache_dir=cache_dir,
             prepack=prepack)
+        if host_text_table:  # the text table in host memory (:mod:`.target_embeddings`)
+            keep_text_table_on_host(graphs, paths.embeddings)
         engine = cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
                      precision=precision, min_canvas_frames=min_canvas_frames)
         if prefix_cache >= 2:
@@ -216,6 +230,8 @@ class Engine:
         for size in batch_sizes:
             done += self.decoder.warm_up(prompt, tuple(lengths), rows=size,
                                          prefix_cache=prefix_cache)
+        if self.vocoder_runner.bucketed:  # probe, check and the short replies' shapes
+            self.vocoder_runner.warm_up(max(batch_sizes))
         _LOGGER.info("Warm-up: %d forward shape%s ready", done, "" if done == 1 else "s")
         return done
 
@@ -300,8 +316,11 @@ class Engine:
     ) -> list[np.ndarray]:
         """Synthesize several requests together (one decode per chunk round)."""
         options = options or DecodeOptions()
+        started = time.perf_counter()
+        stats = SynthesisStats()
         plans = [self._plan(req) for req in requests]
         chunked = [self._chunk_plans(plan) for plan in plans]
+        stats.plan_s = time.perf_counter() - started
         codes: list[list[np.ndarray]] = [[] for _ in plans]
         rounds = max((len(c) for c in chunked), default=0)
         for round_index in range(rounds):
@@ -314,24 +333,23 @@ class Engine:
                     plan = self._at_least_minimum(
                         replan(plan, ref_codes=codes[i][0], ref_text=chunked[i][0].text))
                 round_plans.append(plan)
+            t0 = time.perf_counter()
             for i, result in zip(members, self._decode(round_plans, options), strict=True):
                 codes[i].append(result)
-        return [
-            self._render(chunks, plan.ref_rms) for chunks, plan in zip(codes, plans, strict=True)
-        ]
+            stats.decode_s += time.perf_counter() - t0
+            step = self.decoder.last_stats
+            stats.steps += step.steps
+            stats.backbone_s += step.backbone_s
+            stats.embed_s += step.embed_s
+            stats.scoring_s += step.scoring_s
+        audio = render_batch(self.vocoder_runner, codes, [p.ref_rms for p in plans], stats)
+        stats.total_s = time.perf_counter() - started
+        self.last_synthesis = stats
+        return audio
 
     def decode_audio(self, codes: np.ndarray) -> np.ndarray:
         """Vocoder: int ``[8, T]`` codes to raw float32 audio (no post-processing)."""
-        codes = np.asarray(codes)
-        if codes.ndim != 2 or codes.shape[0] != NUM_CODEBOOKS:
-            raise ValueError(f"codes must have shape [8, T], not {list(codes.shape)}")
-        if np.any(codes == MASK_ID):
-            raise ValueError("codes still hold MASK (1024) cells; the decode is incomplete")
-        if codes.size and (codes.min() < 0 or codes.max() >= MASK_ID):
-            raise ValueError("codes must be in 0..1023")
-        (wave,) = self.vocoder.run({"codes": codes.astype(np.int64)[:, None, :]},
-                                   ["waveform_24k"])
-        return wave.reshape(-1).astype(np.float32, copy=False)
+        return self.vocoder_runner.decode(check_codes(codes))
 
     def encode_reference(self, wav: np.ndarray, sample_rate: int, ref_text: str
                          ) -> VoicePrompt:
@@ -377,8 +395,4 @@ class Engine:
             return plan
         return replace(plan, num_frames=self.min_canvas_frames)
 
-    def _render(self, chunks: list[np.ndarray], ref_rms: float | None) -> np.ndarray:
-        audio = [self.decode_audio(c) for c in chunks]
-        joined = audio[0] if len(audio) == 1 else cross_fade_chunks(audio, SAMPLE_RATE)
-        return post_process(joined, ref_rms)
 

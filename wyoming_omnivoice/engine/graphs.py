@@ -58,16 +58,26 @@ class GraphSet:
     #: The prepared backbone loaded (None: the published file).
     prepared: PreparedBackbone | None = None
     _scorers: dict[tuple[bool, bool], Graph] = field(default_factory=dict, repr=False)
+    #: With the text table kept on the host (:mod:`.target_embeddings`): the device
+    #: session of the target positions; ``embeddings`` then runs on the CPU provider.
+    target_embeddings: Graph | None = None
+    #: Scoring + selection sessions of the device step loop by (guided, noisy), built on
+    #: first use (:func:`.device_selection.selection_session`).
+    selections: dict[tuple[bool, bool], Graph] = field(default_factory=dict, repr=False)
+
+    @property
+    def _device_graphs(self) -> tuple[Graph, ...]:
+        first = self.target_embeddings or self.embeddings
+        return (first, self.backbone, self.vocoder)
 
     @property
     def device(self) -> str:
         """``cuda`` when every session runs on the CUDA provider, else ``cpu``."""
-        graphs = (self.embeddings, self.backbone, self.vocoder)
-        return "cuda" if all(g.device == "cuda" for g in graphs) else "cpu"
+        return "cuda" if all(g.device == "cuda" for g in self._device_graphs) else "cpu"
 
     @property
     def devices(self) -> set[str]:
-        return {g.device for g in (self.embeddings, self.backbone, self.vocoder)}
+        return {g.device for g in self._device_graphs}
 
     def scorer(self, sampling: bool, guided: bool) -> Graph:
         """The scoring graph variant (built once per variant, kept on disk when there is a

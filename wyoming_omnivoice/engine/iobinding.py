@@ -30,6 +30,11 @@ _LOGGER = logging.getLogger(__name__)
 
 #: Buffers kept for shapes outside the bucket set (no CUDA graph for those).
 _MAX_LOOSE_SHAPES = 4
+#: Largest ``rows x length`` captured as a CUDA graph. Every captured shape keeps its
+#: buffers (embeddings, hidden states, masks) and its graph for the life of the session;
+#: past this size a forward is long enough that launching its kernels one by one costs
+#: little, so such shapes run without a graph and share the few loose buffers.
+CAPTURE_POSITIONS = 2048
 #: onnx's TensorProto element types (FLOAT, FLOAT16): onnx itself is imported only when a
 #: cast graph is built (CUDA), not at a CPU start (its import costs about 0.6 s).
 _NP_TO_ONNX = {np.float32: 1, np.float16: 10}
@@ -77,14 +82,20 @@ class StepRunner:
     """Binds the three graphs of a step to device buffers and runs them."""
 
     def __init__(self, embeddings: Graph, backbone: Graph, hidden_size: int,
-                 *, cuda_graph: bool = False, buckets: Sequence[int] = ()) -> None:
+                 *, cuda_graph: bool = False, buckets: Sequence[int] = (),
+                 capture_positions: int = CAPTURE_POSITIONS,
+                 target_embeddings: Graph | None = None) -> None:
+        """``target_embeddings`` (:mod:`.target_embeddings`): the device session of the
+        target positions, ``embeddings`` then being a host session run once per decode."""
         self.ort = import_onnxruntime()
         self.embeddings = embeddings
+        self.target_embeddings = target_embeddings
         self.backbone = backbone
         self.hidden_size = hidden_size
         self.device = "cuda" if backbone.device == "cuda" else "cpu"
         self.cuda_graph = cuda_graph and self.device == "cuda"
         self.buckets = frozenset(buckets)
+        self.capture_positions = capture_positions
         self._embed_type = embeddings.outputs["inputs_embeds"].dtype
         self._backbone_in = backbone.inputs["inputs_embeds"].dtype
         self._hidden_type = backbone.outputs["hidden_states"].dtype
@@ -108,6 +119,24 @@ class StepRunner:
         return self.ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array),
                                                       self.device, 0)
 
+    def empty(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A new OrtValue of ``shape`` on the session device (contents undefined)."""
+        return self._value(shape, dtype)
+
+    def upload(self, array: np.ndarray) -> Any:
+        """``array`` copied into a new OrtValue on the session device."""
+        return self._upload(array)
+
+    def captures(self, rows: int, length: int) -> bool:
+        """Whether a ``rows x length`` shape gets a CUDA graph (with graphs on): a bucket
+        length, and at most :attr:`capture_positions` positions in all."""
+        return length in self.buckets and rows * length <= self.capture_positions
+
+    @property
+    def captured(self) -> list[tuple[int, int]]:
+        """The shapes holding a CUDA graph (and their buffers) now."""
+        return [key for key, found in self._shapes.items() if found.graph_id >= 0]
+
     def buffers(self, rows: int, length: int) -> _Buffers:
         key = (rows, length)
         found = self._shapes.get(key)
@@ -116,7 +145,7 @@ class StepRunner:
             return found
         hidden_shape = (rows, length, self.hidden_size)
         graph_id = -1
-        if self.cuda_graph and length in self.buckets:
+        if self.cuda_graph and self.captures(rows, length):
             graph_id = self._next_graph_id
             self._next_graph_id += 1
         found = _Buffers(
@@ -180,10 +209,17 @@ class BoundStep:
         buf.audio_mask.update_inplace(np.ascontiguousarray(self.grid.audio_mask))
         buf.attention_mask.update_inplace(np.ascontiguousarray(self.grid.mask))
 
-        self.embed_binding = runner.embeddings.session.io_binding()
-        self.embed_binding.bind_ortvalue_input("input_ids", buf.ids)
-        self.embed_binding.bind_ortvalue_input("audio_mask", buf.audio_mask)
-        self.embed_binding.bind_ortvalue_output("inputs_embeds", buf.embeds)
+        #: With the text table on the host: the target cells and their ids ``[1, 8, P]``
+        #: on the device (the only ids that change), else None.
+        self.target_ids: Any = None
+        if runner.target_embeddings is not None:
+            self._bind_targets(batch)
+        else:
+            self.embed_session = runner.embeddings.session
+            self.embed_binding = self.embed_session.io_binding()
+            self.embed_binding.bind_ortvalue_input("input_ids", buf.ids)
+            self.embed_binding.bind_ortvalue_input("audio_mask", buf.audio_mask)
+            self.embed_binding.bind_ortvalue_output("inputs_embeds", buf.embeds)
 
         self.cast_in = None
         backbone_embeds = buf.embeds
@@ -210,6 +246,8 @@ class BoundStep:
 
         from wyoming_omnivoice.engine.scoring import COND_INDEX, GUIDANCE, HIDDEN, UNCOND_INDEX
 
+        #: The hidden states the scorer reads (float32, on the session device).
+        self.hidden_value = hidden
         self.scorer = scorer
         self.want = want
         self.score_binding = scorer.session.io_binding()
@@ -225,23 +263,64 @@ class BoundStep:
         for name in want:
             self.score_binding.bind_output(name, "cpu")
 
+    def _bind_targets(self, batch: Any) -> None:
+        """The whole grid embedded once on the host (the decode's base, uploaded), and the
+        device session of the target positions bound to write the backbone's input."""
+        from wyoming_omnivoice.engine import target_embeddings as te
+
+        runner, grid = self.runner, self.grid
+        self.targets = batch.target_cells(grid)
+        (base,) = runner.embeddings.session.run(
+            ["inputs_embeds"], {"input_ids": grid.ids, "audio_mask": grid.audio_mask},
+            runner.embeddings.run_options)
+        rows, cols = self.targets
+        count = len(rows)
+        self.target_ids = runner.upload(self._target_ids())
+        self._target_keep = [runner.upload(base), runner.upload(np.ones((1, count), bool)),
+                             runner.upload(te.target_positions(rows, cols))]
+        self.embed_session = runner.target_embeddings.session  # type: ignore[union-attr]
+        self.embed_binding = self.embed_session.io_binding()
+        for name, value in zip((te.BASE, te.TARGET_MASK, te.TARGET_INDEX),
+                               self._target_keep, strict=True):
+            self.embed_binding.bind_ortvalue_input(name, value)
+        self.embed_binding.bind_ortvalue_input(te.TARGET_IDS, self.target_ids)
+        self.embed_binding.bind_ortvalue_output(te.OUTPUT, self.buf.embeds)
+
+    def _target_ids(self) -> np.ndarray:
+        rows, cols = self.targets
+        return np.ascontiguousarray(self.grid.ids[rows, :, cols].T[None])
+
+    def bind_ids(self, ids: Any) -> None:
+        """Let the embeddings read the token grid from ``ids`` (an OrtValue of the grid's
+        shape on the device; :mod:`.device_selection` alternates two). With the text
+        table on the host the embeddings read :attr:`target_ids` instead: nothing to do."""
+        if self.target_ids is None:
+            self.embed_binding.bind_ortvalue_input("input_ids", ids)
+
     def run(self, stats: Any) -> list[np.ndarray]:
         """One model evaluation of the current token grid; ``[B, 8, T]`` arrays out."""
+        if self.target_ids is not None:
+            self.target_ids.update_inplace(self._target_ids())
+        else:
+            self.buf.ids.update_inplace(self.grid.ids)
+        self.run_model(stats)
+        t2 = time.perf_counter()
+        self.scorer.session.run_with_iobinding(self.score_binding)
+        results = self.score_binding.copy_outputs_to_cpu()
+        stats.scoring_s += time.perf_counter() - t2
+        return [r.astype(np.float32) if r.dtype == np.float16 else r for r in results]
+
+    def run_model(self, stats: Any) -> None:
+        """Embeddings and backbone on the bound grid: :attr:`hidden_value` filled, nothing
+        uploaded or copied to the host."""
         runner = self.runner
         t0 = time.perf_counter()
-        self.buf.ids.update_inplace(self.grid.ids)
-        runner.embeddings.session.run_with_iobinding(self.embed_binding)
+        self.embed_session.run_with_iobinding(self.embed_binding)
         if self.cast_in is not None:
             runner._embed_caster.session.run_with_iobinding(self.cast_in)  # type: ignore[union-attr]
         t1 = time.perf_counter()
         self._run_backbone()
         if self.cast_out is not None:
             runner._hidden_caster.session.run_with_iobinding(self.cast_out)  # type: ignore[union-attr]
-        t2 = time.perf_counter()
-        self.scorer.session.run_with_iobinding(self.score_binding)
-        results = self.score_binding.copy_outputs_to_cpu()
-        t3 = time.perf_counter()
         stats.embed_s += t1 - t0
-        stats.backbone_s += t2 - t1
-        stats.scoring_s += t3 - t2
-        return [r.astype(np.float32) if r.dtype == np.float16 else r for r in results]
+        stats.backbone_s += time.perf_counter() - t1

@@ -70,9 +70,23 @@ def cuda_provider_options(*, allow_tf32: bool = False) -> dict[str, str]:
     return {
         # Heuristic search avoids cuDNN's slow exhaustive benchmarking at session start.
         "cudnn_conv_algo_search": "HEURISTIC",
+        # Each session's arena grows by what a run asks, not to the next power of two.
         "arena_extend_strategy": "kSameAsRequested",
+        # Conv workspaces (vocoder, reference encoders) capped at cuDNN's 32 MiB default
+        # instead of as much as the fastest algorithm wants (onnxruntime's default since
+        # 1.14 is the maximum): kept by the arena for the life of the session.
+        "cudnn_conv_use_max_workspace": "0",
         "use_tf32": "1" if allow_tf32 else "0",
     }
+
+
+def shrinking_gpu_run_options() -> Any:
+    """CUDA runs that hand their arena's unused chunks back when they end: for sessions
+    whose working memory follows the reply's length (the vocoder: a long reply's
+    activations would otherwise stay reserved for the life of the server)."""
+    options = import_onnxruntime().RunOptions()
+    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "gpu:0")
+    return options
 
 
 def choose_providers(device: str, *, allow_tf32: bool = False) -> ProviderChoice:
@@ -196,6 +210,11 @@ class Graph:
             options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
         if not prepack:
             options.add_session_config_entry("session.disable_prepacking", "1")
+        if providers.device == "cuda":
+            # Weights straight from the device allocator, outside the arena: the arena then
+            # holds working memory only (what shrinkage can give back), never weights.
+            options.add_session_config_entry(
+                "session.use_device_allocator_for_initializers", "1")
         if external_data_dir is not None:
             options.add_session_config_entry(
                 "session.model_external_initializers_file_folder_path", str(external_data_dir))

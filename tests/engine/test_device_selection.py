@@ -1,0 +1,122 @@
+"""The device step loop (scoring + selection in one session, IO binding, tokens written
+into the next step's grid on the device) against the host decode, on the CPU provider:
+the same codes, bit for bit, deterministic and with seeded Gumbel noise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import FIXTURES
+
+from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
+from wyoming_omnivoice.engine.decoder import DecodeItem
+from wyoming_omnivoice.engine.device_selection import (
+    DeviceSelection,
+    decode_on_device,
+    draw_position_noise,
+    selection_session,
+)
+from wyoming_omnivoice.engine.schedule import unmask_counts
+
+REQUESTS = [
+    SynthesisRequest(text="Hello world.", language="en", seed=1),
+    SynthesisRequest(text="The kitchen lights are now off, good night.", seed=2),
+    SynthesisRequest(text="Bonjour!", instruct="female, low pitch", seed=3),
+]
+OPTIONS = {
+    "deterministic": DecodeOptions(num_step=8, position_temperature=0.0),
+    "gumbel": DecodeOptions(num_step=12),
+    "no-cfg": DecodeOptions(num_step=6, guidance_scale=0.0, position_temperature=0.0),
+    "no-cfg-gumbel": DecodeOptions(num_step=6, guidance_scale=0.0, layer_penalty_factor=0.0),
+}
+
+
+@pytest.fixture(scope="module", params=["tiny", "tiny-fp16io"])
+def engine(request: pytest.FixtureRequest) -> Engine:
+    return Engine.load(FIXTURES / "models" / request.param, device="cpu", io_binding=True,
+                       buckets=True)
+
+
+def items_of(engine: Engine, requests: list[SynthesisRequest],
+             options: DecodeOptions) -> list[DecodeItem]:
+    plans = [engine._plan(r) for r in requests]
+    return [DecodeItem(prompt=engine.prompts.build(
+        p.text, num_target=p.num_frames, language=p.language, instruct=p.instruct,
+        ref_text=p.ref_text, ref_codes=p.ref_codes, denoise=options.denoise), rng=p.rng)
+        for p in plans]
+
+
+@pytest.mark.parametrize("name", list(OPTIONS))
+def test_device_loop_equals_host_decode(engine: Engine, name: str) -> None:
+    options = OPTIONS[name]
+    graph = selection_session(engine.graphs, guided=options.guidance_scale != 0,
+                              noisy=options.position_temperature > 0)
+    for requests in (REQUESTS, REQUESTS[1:2]):
+        host = engine.decoder.decode(items_of(engine, requests, options), options)
+        device = decode_on_device(engine.decoder, graph, items_of(engine, requests, options),
+                                  options)
+        assert engine.last_stats.steps == options.num_step
+        for a, b in zip(host, device, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_noise_is_drawn_as_the_host_loop_draws_it() -> None:
+    schedules = np.array([unmask_counts(8 * t, 5, 0.1) for t in (4, 7)], dtype=np.int64)
+    schedules[0, 2] = 0  # a step where item 0 unmasks nothing draws nothing
+    noise = draw_position_noise([np.random.default_rng(1), np.random.default_rng(2)],
+                                schedules, [4, 7], 7)
+    assert noise.shape == (2, 5, 8, 7)
+    rng = np.random.default_rng(1)
+    eps = np.float32(1e-10)
+    for step in range(5):
+        if schedules[0, step] == 0:
+            assert not noise[0, step].any()
+            continue
+        u = rng.random((8, 4), dtype=np.float32)
+        np.testing.assert_array_equal(noise[0, step, :, :4], -np.log(-np.log(u + eps) + eps))
+        assert not noise[0, step, :, 4:].any()
+
+
+def test_a_graph_of_the_wrong_kind_is_refused(engine: Engine) -> None:
+    graph = selection_session(engine.graphs, guided=True, noisy=False)
+    selection = DeviceSelection(graph)
+    assert not selection.noisy
+    with pytest.raises(ValueError, match="deterministic"):
+        selection.prepare(None, None, np.zeros((1, 8, 1), np.int64),  # type: ignore[arg-type]
+                          guidance=2.0, penalty=np.zeros((8, 1), np.float32),
+                          position_temperature=5.0, noise=np.zeros((1, 1, 8, 1), np.float32))
+
+
+@pytest.mark.parametrize("name", ["deterministic", "gumbel"])
+def test_device_loop_equals_host_decode_in_the_rows_layout(name: str) -> None:
+    engine = Engine.load(FIXTURES / "models" / "tiny", device="cpu", io_binding=True,
+                         buckets=True, layout="rows")
+    options = OPTIONS[name]
+    graph = selection_session(engine.graphs, guided=True,
+                              noisy=options.position_temperature > 0)
+    host = engine.decoder.decode(items_of(engine, REQUESTS, options), options)
+    assert engine.last_stats.layout == "rows"
+    device = decode_on_device(engine.decoder, graph, items_of(engine, REQUESTS, options),
+                              options)
+    for a, b in zip(host, device, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_device_loop_with_padded_rows() -> None:
+    engine = Engine.load(FIXTURES / "models" / "tiny", device="cpu", io_binding=True,
+                         buckets=True)
+    engine.decoder.row_buckets = (1, 2, 4, 8, 16)  # as with CUDA graphs: 3 items, 4 rows
+    options = OPTIONS["gumbel"]
+    graph = selection_session(engine.graphs, guided=True, noisy=True)
+    host = engine.decoder.decode(items_of(engine, REQUESTS, options), options)
+    assert engine.last_stats.rows == 4
+    device = decode_on_device(engine.decoder, graph, items_of(engine, REQUESTS, options),
+                              options)
+    for a, b in zip(host, device, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_selection_sessions_are_built_once(engine: Engine) -> None:
+    first = selection_session(engine.graphs, guided=True, noisy=True)
+    assert selection_session(engine.graphs, guided=True, noisy=True) is first
+    assert selection_session(engine.graphs, guided=True, noisy=False) is not first
