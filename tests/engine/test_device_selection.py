@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import FIXTURES
+from device_loop_cases import OPTIONS, REQUESTS, items_of
 
-from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
-from wyoming_omnivoice.engine.decoder import DecodeItem
+from wyoming_omnivoice import Engine
 from wyoming_omnivoice.engine.device_selection import (
     DeviceSelection,
     decode_on_device,
@@ -18,32 +18,11 @@ from wyoming_omnivoice.engine.device_selection import (
 )
 from wyoming_omnivoice.engine.schedule import unmask_counts
 
-REQUESTS = [
-    SynthesisRequest(text="Hello world.", language="en", seed=1),
-    SynthesisRequest(text="The kitchen lights are now off, good night.", seed=2),
-    SynthesisRequest(text="Bonjour!", instruct="female, low pitch", seed=3),
-]
-OPTIONS = {
-    "deterministic": DecodeOptions(num_step=8, position_temperature=0.0),
-    "gumbel": DecodeOptions(num_step=12),
-    "no-cfg": DecodeOptions(num_step=6, guidance_scale=0.0, position_temperature=0.0),
-    "no-cfg-gumbel": DecodeOptions(num_step=6, guidance_scale=0.0, layer_penalty_factor=0.0),
-}
-
 
 @pytest.fixture(scope="module", params=["tiny", "tiny-fp16io"])
 def engine(request: pytest.FixtureRequest) -> Engine:
     return Engine.load(FIXTURES / "models" / request.param, device="cpu", io_binding=True,
                        buckets=True)
-
-
-def items_of(engine: Engine, requests: list[SynthesisRequest],
-             options: DecodeOptions) -> list[DecodeItem]:
-    plans = [engine._plan(r) for r in requests]
-    return [DecodeItem(prompt=engine.prompts.build(
-        p.text, num_target=p.num_frames, language=p.language, instruct=p.instruct,
-        ref_text=p.ref_text, ref_codes=p.ref_codes, denoise=options.denoise), rng=p.rng)
-        for p in plans]
 
 
 @pytest.mark.parametrize("name", list(OPTIONS))

@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import pytest
 from conftest import FIXTURES
-from test_device_selection import OPTIONS, REQUESTS, items_of
+from device_loop_cases import OPTIONS, REQUESTS, items_of
 
 from wyoming_omnivoice import Engine
 from wyoming_omnivoice.engine.device_selection import decode_on_device, selection_session
