@@ -148,7 +148,7 @@ UNITS = {
 }
 UNIT_ALIASES = {
     "°С": "°C", "ч": "h", "мин": "min", "сек": "s",
-    "км/ч": "km/h", "кВтч": "kWh", "кВт.ч": "kWh", "кВт": "kW", "Вт": "W", "км": "km",
+    "км/ч": "km/h", "м/с": "m/s", "кВтч": "kWh", "кВт.ч": "kWh", "кВт": "kW", "Вт": "W", "км": "km",
     "см": "cm", "мм": "mm", "кг": "kg", "л": "l", "м": "m",
 }
 CURRENCIES = {
@@ -261,7 +261,8 @@ RULES = Language(
     per_words=r"на|за",
     number_abbreviations=(frozenset({"№"}), "номер"),
     ordinal_suffix=r"-[врмт]?(?:ият|ия|ата|ото|а|о|и)",
-    hour_abbr=r"h|ч\.?", minute_abbr=r"min|мин\.?", second_abbr=r"s|сек\.?",
+    time_suffix=r"ч(?:\.(?=\s+[а-я]))?(?!\w)",  # "в 8:30 ч." is said "в осем и трийсет"
+    hour_abbr=r"h|ч\.?", minute_abbr=r"min|мин\.?", second_abbr=r"s|сек\.?|с",
     unit_aliases=UNIT_ALIASES, units=UNITS, currencies=CURRENCIES,
     currency_symbols={"лв.": "BGN", "лв": "BGN"},
     cardinal_words=cardinal,
