@@ -145,6 +145,7 @@ NOUNS = S.NounTable([
     "prekidač m prekidača:nom",
     "termostat m termostata:nom",
     "zvučnik m zvučnika:nom",
+    "korisnik m korisnika:nom korisnici:nom",
     "ventilator m ventilatora:nom",
 ], units=[*UNITS.values(), *(n for pair in CURRENCIES.values() for n in pair)])
 
@@ -183,7 +184,14 @@ def _form(num: Num, ctx: Context) -> int:
 def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
     """"jedna lampa", "jednu minutu", "dvije lampe", "do jednog stupnja"."""
     known = NOUNS.get(noun)
-    gender = known[0] if known else NOUNS.singular_gender(noun, ("a",), ("o", "e")) or "m"
+    if known:
+        gender = known[0]
+    elif words.rpartition(" ")[2] == "dva" and noun and noun[:1].isalpha():
+        # after 2-4 a feminine noun ends in "-e" ("dvije lampe"), a masculine or neuter
+        # one in "-a" ("dva korisnika", "dva svjetla")
+        gender = "f" if noun.split()[0].lower().endswith("e") else "m"
+    else:
+        gender = NOUNS.singular_gender(noun, ("a",), ("o", "e")) or "m"
     case = _case(ctx.before) if words.rpartition(" ")[2] == "jedan" else "nom"
     return S.replace_last(words, {"jedan": _ONE[(gender, case)],
                                   "dva": "dvije" if gender == "f" else "dva"})
