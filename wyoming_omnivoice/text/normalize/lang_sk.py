@@ -103,6 +103,8 @@ NOUNS = S.NounTable([
     "termostat m termostatov:gen termostaty:nom",
     "reproduktor m reproduktorov:gen reproduktory:nom",
     "zámok m zámkov:gen zámky:nom",
+    "budík m budíkov:gen budíky:nom",
+    "jazyk m jazykov:gen jazyky:nom",
     "spotrebič m spotrebičov:gen spotrebiče:nom",
     "stupeň m stupňov:gen stupne:nom",
     "pokus m pokusov:gen pokusy:nom",
@@ -197,9 +199,21 @@ def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
         return _ONE.get((gender, case), words)
     if case == "gen":
         return _genitive(int(num.integer)) or words
-    if gender in ("f", "n") and words == "dva":
+    if words == "dva" and (gender in ("f", "n") or (
+            not known and _feminine_or_neuter_plural(noun))):
         return "dve"
     return words
+
+
+def _feminine_or_neuter_plural(noun: str | None) -> bool:
+    """Whether a noun outside the table, in the form after 2-4, is feminine or neuter:
+    "-á", "-a" ("dve svietidlá", "dve zariadenia"), "-ky", "-ie", "-ce" ("dve čističky",
+    "dve batérie"); masculine nouns in "-y" and "-e" ("dva senzory", "dva ohrievače")
+    are most others."""
+    if not noun or not noun[:1].isalpha():
+        return False
+    word = noun.split()[0].lower()
+    return word.endswith(("á", "a", "ky", "ie", "ce")) and not word.endswith("ovia")
 
 
 _UNITS_ORD = ("", "prvý", "druhý", "tretí", "štvrtý", "piaty", "šiesty", "siedmy", "ôsmy",
