@@ -74,7 +74,8 @@ _MASCULINE = frozenset((
     "termòstats", "ventilador", "ventiladors", "altaveu", "altaveus", "grau", "graus", "pis",
     "pisos", "missatge", "missatges", "avís", "avisos", "minut", "minuts", "segon", "segons",
     "euro", "euros", "cèntim", "cèntims", "llum", "llums", "watt", "watts", "programa",
-    "programes", "sistema", "sistemes"))
+    "programes", "sistema", "sistemes", "cotxe", "cotxes", "garatge", "garatges", "usuari",
+    "usuaris"))
 
 
 def _gender(noun: str | None) -> str | None:
