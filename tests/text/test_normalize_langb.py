@@ -87,6 +87,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("currency", "Cijena je 1 €.", "Cijena je jedan euro."),
         ("currency", "Cijena je 5,20 €.", "Cijena je pet eura i dvadeset centi."),
         ("abbreviation", "Svjetla, rolete itd.", "Svjetla, rolete i tako dalje."),
+        ("agreement", "Tajmer završava za 21 min.", "Tajmer završava za dvadeset jednu minutu."),
     ],
     "bg": [
         ("agreement", "Светят 1 крушка и 2 лампи.", "Светят една крушка и две лампи."),
@@ -108,6 +109,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("currency", "Цената е 1 лв.", "Цената е един лев."),
         ("currency", "Цената е 2,50 €.", "Цената е две евро и петдесет цента."),
         ("abbreviation", "Лампи, щори и т.н.", "Лампи, щори и така нататък."),
+        ("unit", "Вятърът е 5 м/с.", "Вятърът е пет метра в секунда."),
     ],
     "ca": [
         ("agreement", "Falten 21 dies.", "Falten vint-i-un dies."),
@@ -131,6 +133,7 @@ CASES: dict[str, list[tuple[str, str, str]]] = {
         ("year", "L'any 2020.", "L'any dos mil vint."),
         ("currency", "Costa 1 €.", "Costa un euro."),
         ("abbreviation", "Llums, persianes, etc.", "Llums, persianes, etcètera."),
+        ("decimal", "Queden 2,5 h.", "Queden dues coma cinc hores."),
     ],
 }
 

@@ -74,7 +74,8 @@ _MASCULINE = frozenset((
     "termòstats", "ventilador", "ventiladors", "altaveu", "altaveus", "grau", "graus", "pis",
     "pisos", "missatge", "missatges", "avís", "avisos", "minut", "minuts", "segon", "segons",
     "euro", "euros", "cèntim", "cèntims", "llum", "llums", "watt", "watts", "programa",
-    "programes", "sistema", "sistemes"))
+    "programes", "sistema", "sistemes", "cotxe", "cotxes", "garatge", "garatges", "usuari",
+    "usuaris"))
 
 
 def _gender(noun: str | None) -> str | None:
@@ -145,13 +146,29 @@ _ARTICLE_RE = re.compile(r"\b([eE])l (?=(?:u|onze)\b)")
 _ONE_HOUR_RE = re.compile(r"\b([aA]) les una\b")
 
 
+_FIRST_DAY_RE = re.compile(
+    rf"\b([lL]['’])1 (?=(?:al|i|i el|fins al) \d{{1,2}} de (?:{'|'.join(MONTHS)})\b)")
+_DECIMAL_RE = re.compile(r"\b(?P<int>[\w·-]+) coma (?P<frac>[\w·-]+) (?P<noun>\w+)")
+
+
 def _prepare(text: str) -> str:
-    """"5 d'abril" -> "5 de abril", for the date pass ("de" before the month)."""
-    return _OF_RE.sub(" de ", text)
+    """"5 d'abril" -> "5 de abril", for the date pass ("de" before the month); "de l'1 al 3
+    de maig" -> "de l'u al 3 de maig" (the first day of a range is a day too)."""
+    return _FIRST_DAY_RE.sub(lambda m: m.group(1) + "u ", _OF_RE.sub(" de ", text))
+
+
+def _decimal_gender(match: re.Match[str]) -> str:
+    """"dos coma cinc hores" -> "dues coma cinc hores": the whole part agrees with a
+    feminine noun, as it does without the fraction."""
+    if _gender(match.group("noun")) != "f":
+        return match.group(0)
+    return f"{_feminine(match.group('int'))} coma {match.group('frac')} {match.group('noun')}"
 
 
 def _finish(text: str) -> str:
-    """"de una" -> "d'una", "el onze" -> "l'onze", "a les una" -> "a la una"."""
+    """"de una" -> "d'una", "el onze" -> "l'onze", "a les una" -> "a la una", "dos coma
+    cinc hores" -> "dues coma cinc hores"."""
+    text = _DECIMAL_RE.sub(_decimal_gender, text)
     text = _ELIDE_RE.sub(lambda m: m.group(1) + "'", text)
     text = _ARTICLE_RE.sub(lambda m: "l'" if m.group(1) == "e" else "L'", text)
     return _ONE_HOUR_RE.sub(lambda m: m.group(1) + " la una", text)

@@ -148,7 +148,7 @@ UNITS = {
 }
 UNIT_ALIASES = {
     "°С": "°C", "ч": "h", "мин": "min", "сек": "s",
-    "км/ч": "km/h", "кВтч": "kWh", "кВт.ч": "kWh", "кВт": "kW", "Вт": "W", "км": "km",
+    "км/ч": "km/h", "м/с": "m/s", "кВтч": "kWh", "кВт.ч": "kWh", "кВт": "kW", "Вт": "W", "км": "km",
     "см": "cm", "мм": "mm", "кг": "kg", "л": "l", "м": "m",
 }
 CURRENCIES = {
@@ -168,6 +168,7 @@ NOUNS = S.NounTable([
     "термостат m термостата:nom", "вентилатор m вентилатора:nom", "етаж m етажа:nom",
     "ден m дни:nom дена:nom", "месец m месеца:nom", "час m часа:nom",
     "високоговорител m високоговорителя:nom",
+    "път m пъти:nom пъта:nom", "телефон m телефона:nom", "потребител m потребителя:nom",
 ], units=[*UNITS.values(), *(n for pair in CURRENCIES.values() for n in pair)])
 
 
@@ -185,8 +186,30 @@ def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
     if noun == "етаж" and not num.negative:
         return ordinal(int(num.integer))  # "на 2 етаж" is said "на втори етаж"
     known = NOUNS.get(noun)
-    gender = known[0] if known else NOUNS.singular_gender(noun, ("а", "я"), ("о", "е"))
+    gender = known[0] if known else _guess_gender(noun, words.rpartition(" ")[2])
     return _gendered(words, gender) if gender else words
+
+
+_NOT_NOUNS = frozenset({"от", "в", "във", "и", "на", "за", "с", "със", "до", "по", "или"})
+
+
+def _guess_gender(noun: str | None, last: str) -> str | None:
+    """The gender of a noun not in the table, from the form the numeral governs: after 1
+    the singular ("една задача", "едно място", "един телефон"), after 2 the masculine
+    counted form in "-а/-я" ("два телефона") against the feminine plural in "-и" and the
+    neuter plural in "-ия", "-ства", "-ета", "-ена" ("две задачи", "две съобщения")."""
+    if not noun or not noun[:1].isalpha():
+        return None
+    word = noun.split()[0].lower()
+    if word in _NOT_NOUNS:
+        return None  # "1 от 3" keeps the counting form
+    if last == "едно":
+        if word.endswith(("а", "я")):
+            return "f"
+        return "n" if word.endswith(("о", "е")) else "m"
+    if last == "две" and word.endswith(("а", "я")):
+        return "n" if word.endswith(("ия", "ства", "ета", "ена")) else "m"
+    return None
 
 
 def _decimal(num: Num) -> str:
@@ -261,7 +284,8 @@ RULES = Language(
     per_words=r"на|за",
     number_abbreviations=(frozenset({"№"}), "номер"),
     ordinal_suffix=r"-[врмт]?(?:ият|ия|ата|ото|а|о|и)",
-    hour_abbr=r"h|ч\.?", minute_abbr=r"min|мин\.?", second_abbr=r"s|сек\.?",
+    time_suffix=r"ч(?:\.(?=\s+[а-я]))?(?!\w)",  # "в 8:30 ч." is said "в осем и трийсет"
+    hour_abbr=r"h|ч\.?", minute_abbr=r"min|мин\.?", second_abbr=r"s|сек\.?|с",
     unit_aliases=UNIT_ALIASES, units=UNITS, currencies=CURRENCIES,
     currency_symbols={"лв.": "BGN", "лв": "BGN"},
     cardinal_words=cardinal,

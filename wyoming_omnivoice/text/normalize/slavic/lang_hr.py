@@ -86,7 +86,7 @@ UNITS = {
     "°C": _n("m", "stupanj", "stupnja", "stupnjeva", "stupnjeva", tail="Celzija"),
     "°F": _n("m", "stupanj", "stupnja", "stupnjeva", "stupnjeva", tail="Fahrenheita"),
     "°": _n("m", "stupanj", "stupnja", "stupnjeva", "stupnjeva"),
-    "%": _n("n", "posto", "posto", "posto", "posto"),
+    "%": _n("m", "posto", "posto", "posto", "posto"),  # "jedan posto", "dva posto"
     "km/h": _n("m", "kilometar", "kilometra", "kilometara", "kilometara", tail="na sat"),
     "m/s": _n("m", "metar", "metra", "metara", "metara", tail="u sekundi"),
     "mph": _n("f", "milja", "milje", "milja", "milja", "milju", tail="na sat"),
@@ -145,6 +145,7 @@ NOUNS = S.NounTable([
     "prekidač m prekidača:nom",
     "termostat m termostata:nom",
     "zvučnik m zvučnika:nom",
+    "korisnik m korisnika:nom korisnici:nom",
     "ventilator m ventilatora:nom",
 ], units=[*UNITS.values(), *(n for pair in CURRENCIES.values() for n in pair)])
 
@@ -171,7 +172,7 @@ def _form(num: Num, ctx: Context) -> int:
         last = S.last_digit_form(Num(False, frac, ""))
         return S.FEW if last == S.FEW else S.MANY
     form = S.last_digit_form(num)
-    if form == S.ONE and num.integer.lstrip("0") == "1":
+    if form == S.ONE:  # 1, 21, 31 ...: the case of the preposition before it
         case = _case(ctx.before)
         if case == "gen":
             return S.FEW  # "do jednog stupnja": the genitive singular
@@ -183,8 +184,15 @@ def _form(num: Num, ctx: Context) -> int:
 def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
     """"jedna lampa", "jednu minutu", "dvije lampe", "do jednog stupnja"."""
     known = NOUNS.get(noun)
-    gender = known[0] if known else NOUNS.singular_gender(noun, ("a",), ("o", "e")) or "m"
-    case = _case(ctx.before) if words == "jedan" else "nom"
+    if known:
+        gender = known[0]
+    elif words.rpartition(" ")[2] == "dva" and noun and noun[:1].isalpha():
+        # after 2-4 a feminine noun ends in "-e" ("dvije lampe"), a masculine or neuter
+        # one in "-a" ("dva korisnika", "dva svjetla")
+        gender = "f" if noun.split()[0].lower().endswith("e") else "m"
+    else:
+        gender = NOUNS.singular_gender(noun, ("a",), ("o", "e")) or "m"
+    case = _case(ctx.before) if words.rpartition(" ")[2] == "jedan" else "nom"
     return S.replace_last(words, {"jedan": _ONE[(gender, case)],
                                   "dva": "dvije" if gender == "f" else "dva"})
 

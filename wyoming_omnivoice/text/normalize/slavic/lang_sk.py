@@ -103,6 +103,8 @@ NOUNS = S.NounTable([
     "termostat m termostatov:gen termostaty:nom",
     "reproduktor m reproduktorov:gen reproduktory:nom",
     "zámok m zámkov:gen zámky:nom",
+    "budík m budíkov:gen budíky:nom",
+    "jazyk m jazykov:gen jazyky:nom",
     "spotrebič m spotrebičov:gen spotrebiče:nom",
     "stupeň m stupňov:gen stupne:nom",
     "pokus m pokusov:gen pokusy:nom",
@@ -178,8 +180,16 @@ def _decimal(num: Num) -> str:
     return f"{words} {celá} {frac_words}"
 
 
+#: Men counted in the nominative plural take "dvaja", "traja", "štyria" ("dvaja ľudia").
+_ANIMATE = frozenset({"ľudia", "používatelia", "muži", "členovia", "hostia", "obyvatelia",
+                      "návštevníci", "susedia", "chlapci"})
+_ANIMATE_NUMERALS = {"dva": "dvaja", "tri": "traja", "štyri": "štyria"}
+
+
 def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
-    """"jedna lampa", "jednu hodinu", "dve svetlá", "do piatich minút"."""
+    """"jedna lampa", "jednu hodinu", "dve svetlá", "do piatich minút", "dvaja ľudia"."""
+    if noun and noun.split()[0].lower() in _ANIMATE and words in _ANIMATE_NUMERALS:
+        return _ANIMATE_NUMERALS[words]
     known = NOUNS.get(noun)
     gender = known[0] if known else (
         NOUNS.singular_gender(noun, ("a", "ia"), ("o", "ie")) if words == "jeden" else None
@@ -189,9 +199,21 @@ def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
         return _ONE.get((gender, case), words)
     if case == "gen":
         return _genitive(int(num.integer)) or words
-    if gender in ("f", "n") and words == "dva":
+    if words == "dva" and (gender in ("f", "n") or (
+            not known and _feminine_or_neuter_plural(noun))):
         return "dve"
     return words
+
+
+def _feminine_or_neuter_plural(noun: str | None) -> bool:
+    """Whether a noun outside the table, in the form after 2-4, is feminine or neuter:
+    "-á", "-a" ("dve svietidlá", "dve zariadenia"), "-ky", "-ie", "-ce" ("dve čističky",
+    "dve batérie"); masculine nouns in "-y" and "-e" ("dva senzory", "dva ohrievače")
+    are most others."""
+    if not noun or not noun[:1].isalpha():
+        return False
+    word = noun.split()[0].lower()
+    return word.endswith(("á", "a", "ky", "ie", "ce")) and not word.endswith("ovia")
 
 
 _UNITS_ORD = ("", "prvý", "druhý", "tretí", "štvrtý", "piaty", "šiesty", "siedmy", "ôsmy",
@@ -281,9 +303,15 @@ def _finish(text: str) -> str:
 _DAY_RANGE = S.day_range("[oO]d", "do", MONTHS, lambda d: ordinal(d, "m", "gen"))
 
 
+_SPACED_DATE_RE = re.compile(r"(?<![\w.])(\d{1,2})\. ?(\d{1,2})\. ?(\d{4})(?!\d)")
+
+
 def _prepare(text: str) -> str:
-    """"3-krát" -> "trikrát", then the day ranges ("od 1. do 3. mája")."""
-    return _DAY_RANGE(_TIMES_RE.sub(lambda m: _cardinal(int(m.group(1))) + "krát", text))
+    """"3-krát" -> "trikrát"; "1. 1. 2025" (as Slovak writes a date) -> "1.1.2025" for the
+    date pass; then the day ranges ("od 1. do 3. mája")."""
+    text = _TIMES_RE.sub(lambda m: _cardinal(int(m.group(1))) + "krát", text)
+    text = _SPACED_DATE_RE.sub(lambda m: f"{m.group(1)}.{m.group(2)}.{m.group(3)}", text)
+    return _DAY_RANGE(text)
 
 RULES = Language(
     code="sk", decimal_word="celá", minus_word="mínus", plus_word="plus", and_word="a",

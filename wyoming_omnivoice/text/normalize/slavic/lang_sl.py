@@ -107,6 +107,8 @@ NOUNS = S.NounTable([
     "ventilator m ventilatorja:nom ventilatorji:nom ventilatorjev:gen",
     "termostat m termostata:nom termostati:nom termostatov:gen",
     "zvočnik m zvočnika:nom zvočniki:nom zvočnikov:gen",
+    "uporabnik m uporabnika:nom uporabniki:nom uporabnikov:gen",
+    "računalnik m računalnika:nom računalniki:nom računalnikov:gen",
     "aparat m aparata:nom aparati:nom aparatov:gen",
 ], units=[*UNITS.values(), *(n for pair in CURRENCIES.values() for n in pair)],
     unit_cases=_UNIT_CASES)
@@ -156,14 +158,31 @@ def _decimal(num: Num) -> str:
     return f"{whole_words} {celih} {frac_words}"
 
 
+def _guess_gender(noun: str | None, last: str) -> str | None:
+    """The gender of a noun not in the table, from the ending of the form the numeral
+    governs: after 1 the nominative singular ("-a" feminine, "-o"/"-e" neuter), after 2 the
+    dual ("dva uporabnika", "dve napravi"), after 3 and 4 the plural ("trije uporabniki",
+    "tri naprave", "tri okna")."""
+    if not noun or not noun[:1].isalpha():
+        return None
+    word = noun.split()[0].lower()
+    if last in ("dva", "dve"):
+        return "m" if word.endswith("a") else "f" if word.endswith("i") else None
+    if last in ("tri", "štiri"):
+        if word.endswith("i") and not word.endswith(("či", "ari", "osti")):
+            return "m"  # "uporabniki", "grelci"; not the feminine "luči", "stvari"
+        return "f" if word.endswith("e") else "n" if word.endswith("a") else None
+    return NOUNS.singular_gender(noun, ("a",), ("o", "e"))
+
+
 def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
     """"en dan", "eno uro", "dva senzorja", "trije senzorji", "do petih minut"."""
     known = NOUNS.get(noun)
-    gender = known[0] if known else NOUNS.singular_gender(noun, ("a",), ("o", "e"))
+    head, _, last = words.rpartition(" ")
+    gender = known[0] if known else _guess_gender(noun, last)
     if gender is None:
         return words
     case = _case(ctx.before)
-    head, _, last = words.rpartition(" ")
     if case == "gen":
         new = _ONE[(gender, "gen")] if last == "ena" else _oblique(last)
     elif last == "ena":
