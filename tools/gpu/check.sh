@@ -168,6 +168,9 @@ sections() {  # everything after the kit: the same here (dry run) and there
   step 90 "agreement with fp32 (deterministic, $AGREE_STEPS steps)" "$PY" -m tools.gpu.figures \
     "$MODEL" --device "$DEVICE" --agreement --precisions "$(echo $precs | tr ' ' ,)" \
     --agree-steps "$AGREE_STEPS" --json "$OUT/figures.json"
+  step "${DEVSTEP_LIMIT:-90}" "memory by stage, mixed batch by phase, host vs device step loop (-m benchmarks.devstep_gpu)" \
+    "$PY" -m benchmarks.devstep_gpu --model-dir "$MODEL" --device "$DEVICE" --precision "$sp" \
+    --requests "${DEVSTEP_REQUESTS:-20}" --steps "$STEPS,$(( STEPS / 2 ))" --repeats 2
   step 120 "continuous batching, 1-16 clients (-m tools.gpu.sched)" "$PY" -m tools.gpu.sched \
     "$MODEL" --device "$DEVICE" --steps "$STEPS" --json "$OUT/concurrency.json"
   local up=()
