@@ -40,6 +40,18 @@ _LOGGER = logging.getLogger(__name__)
 CLONE_PROMPT_CACHE = Path("cache") / "clone_prompts"
 
 
+@dataclass(frozen=True)
+class VoicePart:
+    """What a voice brings to an engine request: its design and its reference (a cloned
+    voice's clone prompt with its loudness, else a designed voice's anchor, else none)."""
+
+    instruct: str | None = None
+    speed: float | None = None
+    ref_codes: Any = None
+    ref_text: str | None = None
+    ref_rms: float | None = None
+
+
 @dataclass
 class VoiceAssets:
     """Per-voice references the requests use: anchors and clone prompts."""
@@ -54,6 +66,18 @@ class VoiceAssets:
         if anchor is None and preset.uses_anchor and self.builder is not None:
             anchor = self.builder.get(preset)
         return anchor
+
+    def voice_part(self, preset: VoicePreset) -> VoicePart:
+        """The voice's design and reference (an anchor built now when it was not
+        preloaded: never on the event loop)."""
+        prompt = self.prompts.get(preset.name)
+        if prompt is not None:
+            return VoicePart(preset.instruct, preset.speed, prompt.codes, prompt.text,
+                             prompt.rms)
+        anchor = self.anchor_for(preset)
+        if anchor is not None:
+            return VoicePart(preset.instruct, preset.speed, anchor.codes, anchor.text)
+        return VoicePart(preset.instruct, preset.speed)
 
     def attach(self, worker: EngineThread) -> None:
         """From now on, anchors are built on the worker's thread."""

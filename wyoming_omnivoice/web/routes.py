@@ -14,7 +14,7 @@ from typing import Any
 from aiohttp import BodyPartReader, web
 
 from wyoming_omnivoice import __version__
-from wyoming_omnivoice.speech.service import VoiceWish
+from wyoming_omnivoice.speech import VoiceWish
 from wyoming_omnivoice.voices.catalog import VoicePreset
 from wyoming_omnivoice.voices.language_list import VoiceLanguages, parse_languages
 from wyoming_omnivoice.web import design as design_controls

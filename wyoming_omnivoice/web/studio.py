@@ -18,9 +18,13 @@ import numpy as np
 from wyoming_omnivoice.anchors.cache import ANCHOR_SEED, Anchor, anchor_text_for
 from wyoming_omnivoice.engine import NO_TRANSCRIPT_HINT
 from wyoming_omnivoice.model.file_hash import sha256_file
-from wyoming_omnivoice.speech.errors import RequestError, request_error_for
-from wyoming_omnivoice.speech.pcm import Audio
-from wyoming_omnivoice.speech.worker import BusyError, WorkerStoppedError
+from wyoming_omnivoice.speech import (
+    Audio,
+    BusyError,
+    RequestError,
+    WorkerStoppedError,
+    request_error_for,
+)
 from wyoming_omnivoice.voices import cloned
 from wyoming_omnivoice.voices.assets import CLONE_PROMPT_CACHE
 from wyoming_omnivoice.voices.catalog import VoicePreset
@@ -231,7 +235,7 @@ class Studio:
         made_with = anchor.made_with or f"steps={self.speech.options.num_step}"
         preset = await self._saving(self.saved.save_designed, name, description, languages,
                                     instruct, speed, anchor, made_with)
-        self.speech.add_voices([preset], anchors={name: anchor})
+        self.speech.voices.add([preset], anchors={name: anchor})
         return preset
 
     async def _keep_clone(self, name: str, description: str, languages: VoiceLanguages,
@@ -240,7 +244,7 @@ class Studio:
         preset = await self._saving(self.saved.save_cloned, name, description, languages,
                                     recording, transcript)
         await asyncio.to_thread(self._cache_prompt, preset, transcript, prompt)
-        self.speech.add_voices([preset], prompts={name: prompt})
+        self.speech.voices.add([preset], prompts={name: prompt})
         return preset
 
     def _cache_prompt(self, preset: VoicePreset, transcript: str, prompt: VoicePrompt) -> None:
@@ -271,7 +275,7 @@ class Studio:
                 languages if languages is not None
                 else VoiceLanguages(preset.languages, preset.variant).written())
             preset = await self._saving(self.saved.update, name, description, langs)
-            self.speech.add_voices([preset])
+            self.speech.voices.add([preset])
             return preset
 
     def _editable(self, name: str) -> VoicePreset:
@@ -290,7 +294,7 @@ class Studio:
                 raise ApiError(409, "default_voice", f"Voice {name!r} is the server's default "
                                "voice (--voice); start the server with another one first")
             await self._saving(self.saved.delete, name)
-            self.speech.remove_voice(name)
+            self.speech.voices.remove(name)
 
     # ---- moving --------------------------------------------------------------------
 

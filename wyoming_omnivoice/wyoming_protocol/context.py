@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from wyoming.event import Event
 
-from wyoming_omnivoice.speech.service import SpeechService
+from wyoming_omnivoice.speech import SpeechService
 from wyoming_omnivoice.voices.catalog import VoiceCatalog
 from wyoming_omnivoice.wyoming_protocol.connection import ConnectionLimits
 from wyoming_omnivoice.wyoming_protocol.info import build_info
