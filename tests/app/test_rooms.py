@@ -13,9 +13,9 @@ WYOMING = f"{P}.wyoming_protocol"
 WEB = f"{P}.web"
 #: What may start the shell: the entry points.
 ENTRY_POINTS = {f"{P}.__main__", f"{P}.synthesize"}
-#: Known arrows up into the shell, left for the second step of issue 31: the anchor plan reads
-#: the memory room.
-KNOWN_UP = {(f"{P}.anchors.plan", f"{SHELL}.memory_room")}
+#: Known arrows up into the shell: none (the memory room lives in model/ since issue 31's
+#: second step).
+KNOWN_UP: set[tuple[str, str]] = set()
 
 
 def _in(name: str, room: str) -> bool:
