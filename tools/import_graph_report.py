@@ -35,7 +35,7 @@ ROOMS: list[tuple[str, int]] = [
 LAYER = dict(ROOMS)
 ENTRY_POINTS = {"__main__", "synthesize", "convert", "convert_anchors", "convert_prepare",
                 "health_check", "_moved"}
-UTILITIES = {"errors", "atomic", "user_files"}
+UTILITIES = {"errors", "atomic", "user_files", "lazy_exports"}
 #: The old ``server/`` (before issue 31) was two rooms in one folder: these were the shell's.
 OLD_SERVER_SHELL = {"cli", "config", "flags", "startup", "startup_timing", "serve",
                     "listen_address", "memory_room", "metrics", "__init__"}

@@ -1,6 +1,6 @@
 """The speech service's public interface: the protocols (Wyoming, HTTP) and the start-up
 shell import these names from here, never the modules of this package
-(``tests/speech/test_public_interface.py``).
+(``tests/speech/test_speech_interface.py``).
 
 The service (:class:`SpeechService`) stands between the protocols and the engine: it owns
 the synthesis worker (queue, batching), text preparation and admission, and asks the one

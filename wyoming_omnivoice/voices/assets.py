@@ -12,6 +12,7 @@ thread (the engine's only user once the server runs).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from wyoming_omnivoice.anchors.pinned import load_pinned_anchor
 from wyoming_omnivoice.atomic import remove_stale_temp_files
 from wyoming_omnivoice.engine import strict_language
 from wyoming_omnivoice.errors import StartupError, one_line
+from wyoming_omnivoice.model.file_hash import sha256_file
 from wyoming_omnivoice.voices import cloned as cloned_voices
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 from wyoming_omnivoice.voices.engine_thread import EngineThread
@@ -123,6 +125,19 @@ def clone_prompt_for(encoder: cloned_voices.Encoder, preset: VoicePreset,
                                          language=preset.language,
                                          description=preset.description)
     return cloned_voices.load_clone_prompt(encoder, spec, data_dir / CLONE_PROMPT_CACHE)
+
+
+def cache_clone_prompt(data_dir: Path, fingerprint: str, preset: VoicePreset,
+                       transcript: str, prompt: VoicePrompt) -> None:
+    """A clone prompt encoded while running (the studio) cached as a start would cache it,
+    so a restart does not encode it again (an unwritable cache is only a lost cache)."""
+    if preset.clone is None:
+        raise ValueError(f"Voice {preset.name!r} has no reference audio")
+    audio = preset.clone.audio_path
+    key = cloned_voices.prompt_cache_key(sha256_file(audio), transcript, fingerprint)
+    path = cloned_voices.cache_path(data_dir / CLONE_PROMPT_CACHE, preset.name)
+    with contextlib.suppress(OSError):
+        prompt.save(path, key=key, name=preset.name, audio=str(audio))
 
 
 def anchor_cache(engine: Engine, data_dir: Path, maker: AnchorMaker,

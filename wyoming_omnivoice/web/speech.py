@@ -22,12 +22,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 
 from wyoming_omnivoice.speech import Audio, Override, SpeechService, VoiceWish
-from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
-from wyoming_omnivoice.voices.library import VoiceLibrary
+from wyoming_omnivoice.voices import VoiceCatalog, VoiceLibrary, VoicePreset
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
-    from wyoming_omnivoice.anchors.cache import Anchor
+    from wyoming_omnivoice.voices import Anchor
 
 T = TypeVar("T")
 

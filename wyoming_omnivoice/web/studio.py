@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wyoming_omnivoice.anchors.cache import ANCHOR_SEED, Anchor, anchor_text_for
 from wyoming_omnivoice.engine import NO_TRANSCRIPT_HINT
-from wyoming_omnivoice.model.file_hash import sha256_file
 from wyoming_omnivoice.speech import (
     Audio,
     BusyError,
@@ -25,15 +23,19 @@ from wyoming_omnivoice.speech import (
     WorkerStoppedError,
     request_error_for,
 )
-from wyoming_omnivoice.voices import cloned
-from wyoming_omnivoice.voices.assets import CLONE_PROMPT_CACHE
-from wyoming_omnivoice.voices.catalog import VoicePreset
-from wyoming_omnivoice.voices.language_list import VoiceLanguages
-from wyoming_omnivoice.voices.names import check_voice_name
-from wyoming_omnivoice.voices.saved import Recording, SavedVoiceError, SavedVoices
-from wyoming_omnivoice.voices.transfer import (
+from wyoming_omnivoice.voices import (
+    ANCHOR_SEED,
+    Anchor,
+    Recording,
+    SavedVoiceError,
+    SavedVoices,
     VoiceFile,
+    VoiceLanguages,
+    VoicePreset,
+    anchor_text_for,
+    cache_clone_prompt,
     check_languages,
+    check_voice_name,
     export_voice,
     parse_voice_file,
 )
@@ -243,18 +245,11 @@ class Studio:
                           ) -> VoicePreset:
         preset = await self._saving(self.saved.save_cloned, name, description, languages,
                                     recording, transcript)
-        await asyncio.to_thread(self._cache_prompt, preset, transcript, prompt)
+        # Cached as a start would cache it, so a restart does not encode it again.
+        await asyncio.to_thread(cache_clone_prompt, self.speech.data_dir,
+                                self.speech.fingerprint, preset, transcript, prompt)
         self.speech.voices.add([preset], prompts={name: prompt})
         return preset
-
-    def _cache_prompt(self, preset: VoicePreset, transcript: str, prompt: VoicePrompt) -> None:
-        """Cache the prompt as a start would, so a restart does not encode it again."""
-        assert preset.clone is not None
-        audio = preset.clone.audio_path
-        key = cloned.prompt_cache_key(sha256_file(audio), transcript, self.speech.fingerprint)
-        path = cloned.cache_path(self.speech.data_dir / CLONE_PROMPT_CACHE, preset.name)
-        with contextlib.suppress(OSError):  # only a cache: a restart encodes it again
-            prompt.save(path, key=key, name=preset.name, audio=str(audio))
 
     async def _saving(self, save: Any, *args: Any) -> VoicePreset:
         try:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wyoming_omnivoice.speech import SpeechService
-from wyoming_omnivoice.voices.saved import SavedVoices
+from wyoming_omnivoice.voices import SavedVoices
 from wyoming_omnivoice.web.options import WebOptions
 from wyoming_omnivoice.web.speech import StudioSpeech
 from wyoming_omnivoice.web.studio import Studio
