@@ -197,11 +197,15 @@ def report(root: Path) -> list[str]:
             out.append(f"  [{layer:>2}] {room:<17} {count[room]:>4} {size[room]:>7}")
     arrows = Counter((room_of(i.importer), room_of(i.imported)) for i in found
                      if room_of(i.importer) != room_of(i.imported))
-    out += ["", "arrows between rooms (imports):"]
+    targets: dict[tuple[str, str], set[str]] = {}
+    for i in found:
+        targets.setdefault((room_of(i.importer), room_of(i.imported)), set()).add(i.imported)
+    out += ["", "arrows between rooms (names imported; distinct modules imported):"]
     for (source, target), number in sorted(arrows.items(), key=lambda a: (
             -LAYER[a[0][0]], a[0][0], -LAYER[a[0][1]], a[0][1])):
         mark = "   <-- runs back up" if LAYER[source] < LAYER[target] else ""
-        out.append(f"  {source} -> {target}: {number}{mark}")
+        reached = len(targets[(source, target)])
+        out.append(f"  {source} -> {target}: {number}; {reached}{mark}")
     up = sorted({(i.importer, i.imported) for i in found
                  if LAYER[room_of(i.importer)] < LAYER[room_of(i.imported)]})
     out += ["", f"imports that run back up (into a higher room): {len(up)}"]
