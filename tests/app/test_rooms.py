@@ -53,3 +53,13 @@ def test_nothing_below_the_protocols_imports_them_or_the_shell() -> None:
 def test_the_walk_sees_the_shell_start_the_wyoming_protocol() -> None:
     assert any(item.importer == f"{SHELL}.serve" and item.imported == f"{WYOMING}.handler"
                for item in imports())
+
+
+def test_the_protocols_ask_the_voices_through_their_interface() -> None:
+    """Voices and anchors: through ``wyoming_omnivoice.voices`` only, never its modules."""
+    found = [item for item in imports()
+             if (_in(item.importer, WYOMING) or _in(item.importer, WEB))
+             and (item.imported.startswith(f"{P}.voices.") or _in(item.imported, f"{P}.anchors"))]
+    assert _found(found) == []
+    assert any(item.importer == f"{WYOMING}.info" and item.imported == f"{P}.voices"
+               for item in imports())

@@ -40,7 +40,7 @@ from wyoming.event import Event
 from wyoming.tts import SynthesizeStopped
 
 from wyoming_omnivoice.speech import AudioPiece, PlayClock, Speech, VoiceWish
-from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.voices import VoicePreset
 from wyoming_omnivoice.wyoming_protocol.connection import Connection
 from wyoming_omnivoice.wyoming_protocol.context import WyomingContext
 from wyoming_omnivoice.wyoming_protocol.errors import (

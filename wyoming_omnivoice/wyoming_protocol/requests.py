@@ -25,7 +25,7 @@ import numpy as np
 from wyoming.event import Event
 
 from wyoming_omnivoice.speech import AudioPiece, PlayClock, Speech
-from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.voices import VoicePreset
 
 
 class RequestState(enum.Enum):
