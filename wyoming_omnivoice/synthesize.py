@@ -142,17 +142,19 @@ def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset
     num_frames = None if args.duration is None else max(1, int(args.duration * 25))
     if preset is not None:
         from wyoming_omnivoice.anchors.plan import anchor_maker
-        from wyoming_omnivoice.speech.request_builder import make_request_factory
+        from wyoming_omnivoice.speech import make_request_factory
         from wyoming_omnivoice.voices.assets import prepare_voices
         from wyoming_omnivoice.voices.catalog import VoiceCatalog
+        from wyoming_omnivoice.voices.library import VoiceLibrary
 
         # The server's own preparation: the same anchor cache (same key, canonical where
         # there is room) and clone prompts.
         maker = anchor_maker("auto", engine, options, args.model_dir, args.data_dir,
                              allow_tf32=args.allow_tf32)
-        _served, assets = prepare_voices(engine, VoiceCatalog([preset]), preset.name,
-                                         args.data_dir, options, batch_size=1, maker=maker)
-        request = make_request_factory(assets, args.normalize_text)(preset, args.text)
+        served, assets = prepare_voices(engine, VoiceCatalog([preset]), preset.name,
+                                        args.data_dir, options, batch_size=1, maker=maker)
+        voices = VoiceLibrary(served, preset.name, assets)
+        request = make_request_factory(voices, args.normalize_text)(preset, args.text)
         return replace(request, num_frames=num_frames, seed=args.seed,
                        speed=args.speed if args.speed is not None else request.speed,
                        language=args.language or request.language)

@@ -23,7 +23,7 @@ from wyoming_omnivoice.anchors.cache import (
 )
 from wyoming_omnivoice.anchors.maker import serving_maker
 from wyoming_omnivoice.anchors.plan import anchor_maker
-from wyoming_omnivoice.app.memory_room import MemoryRoom
+from wyoming_omnivoice.model.memory_room import MemoryRoom
 from wyoming_omnivoice.speech.request_builder import make_request_factory
 from wyoming_omnivoice.voices.assets import VoiceAssets, anchor_cache, prepare_voices
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset

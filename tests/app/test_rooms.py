@@ -13,9 +13,9 @@ WYOMING = f"{P}.wyoming_protocol"
 WEB = f"{P}.web"
 #: What may start the shell: the entry points.
 ENTRY_POINTS = {f"{P}.__main__", f"{P}.synthesize"}
-#: Known arrows up into the shell, left for the second step of issue 31: the anchor plan reads
-#: the memory room.
-KNOWN_UP = {(f"{P}.anchors.plan", f"{SHELL}.memory_room")}
+#: Known arrows up into the shell: none (the memory room lives in model/ since issue 31's
+#: second step).
+KNOWN_UP: set[tuple[str, str]] = set()
 
 
 def _in(name: str, room: str) -> bool:
@@ -52,4 +52,14 @@ def test_nothing_below_the_protocols_imports_them_or_the_shell() -> None:
 
 def test_the_walk_sees_the_shell_start_the_wyoming_protocol() -> None:
     assert any(item.importer == f"{SHELL}.serve" and item.imported == f"{WYOMING}.handler"
+               for item in imports())
+
+
+def test_the_protocols_ask_the_voices_through_their_interface() -> None:
+    """Voices and anchors: through ``wyoming_omnivoice.voices`` only, never its modules."""
+    found = [item for item in imports()
+             if (_in(item.importer, WYOMING) or _in(item.importer, WEB))
+             and (item.imported.startswith(f"{P}.voices.") or _in(item.imported, f"{P}.anchors"))]
+    assert _found(found) == []
+    assert any(item.importer == f"{WYOMING}.info" and item.imported == f"{P}.voices"
                for item in imports())

@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES, ServerProcess, free_port, synthesize, tiny_server_args, types_of
 from memory_limit import MemoryCgroup
 
-from wyoming_omnivoice.app import memory_room
+from wyoming_omnivoice.model import memory_room
 from wyoming_omnivoice.wyoming_protocol.errors import StartupError
 
 TINY = FIXTURES / "models" / "tiny"
@@ -160,7 +160,7 @@ def test_the_real_cgroup_of_a_process_is_read(tmp_path: Path) -> None:
     cgroup = MemoryCgroup.create("omnivoice-read", limit)
     if cgroup is None:
         pytest.skip(f"no memory cgroup can be made here: {MemoryCgroup.unavailable}")
-    script = ("from wyoming_omnivoice.app.memory_room import memory_room\n"
+    script = ("from wyoming_omnivoice.model.memory_room import memory_room\n"
               "room = memory_room()\nprint(room.available)\nprint(room.source)\n")
     try:
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -26,9 +26,10 @@ from wyoming.tts import (
     SynthesizeVoice,
 )
 
+from wyoming_omnivoice.speech import SpeechService, SpeechSettings
 from wyoming_omnivoice.speech.pacing import DecodeSpeed
-from wyoming_omnivoice.speech.service import SpeechService, SpeechSettings
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
+from wyoming_omnivoice.voices.library import VoiceLibrary
 from wyoming_omnivoice.wyoming_protocol.context import WyomingContext, WyomingSettings
 from wyoming_omnivoice.wyoming_protocol.handler import OmniVoiceEventHandler
 
@@ -121,9 +122,9 @@ async def pair(request: pytest.FixtureRequest) -> AsyncIterator[Pair]:
     options: dict[str, Any] = getattr(request, "param", {})
     worker = FakeWorker()
     service = SpeechService(
-        worker, VOICES,
+        worker, VoiceLibrary(VOICES, "anna"),
         lambda voice, text, requested=None: FakeRequest(voice.name, text),  # type: ignore[arg-type]
-        SpeechSettings(default_voice="anna", sample_rate=RATE,
+        SpeechSettings(sample_rate=RATE,
                        max_text_length=options.get("max_text_length", 5000),
                        max_concurrent=options.get("max_concurrent", 4)))
     context = WyomingContext(service=service, settings=WyomingSettings(

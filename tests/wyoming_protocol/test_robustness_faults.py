@@ -42,9 +42,10 @@ from wyoming.tts import Synthesize
 from wyoming_omnivoice import Engine, SynthesisRequest
 from wyoming_omnivoice.app import startup
 from wyoming_omnivoice.health_check import Unhealthy, _judge
-from wyoming_omnivoice.speech.service import SpeechService, SpeechSettings
+from wyoming_omnivoice.speech import SpeechService, SpeechSettings
 from wyoming_omnivoice.speech.worker import InferenceWorker, WorkerStoppedError
 from wyoming_omnivoice.voices.config import build_catalog
+from wyoming_omnivoice.voices.library import VoiceLibrary
 from wyoming_omnivoice.wyoming_protocol.context import WyomingContext
 from wyoming_omnivoice.wyoming_protocol.errors import StartupError
 
@@ -131,8 +132,9 @@ async def test_dead_worker_makes_info_unhealthy() -> None:
     worker.start()
     catalog = build_catalog(None)
     service = SpeechService(
-        worker, catalog, lambda voice, text, requested=None: SynthesisRequest(text=text),
-        SpeechSettings(default_voice=catalog.names[0], sample_rate=engine.sample_rate))
+        worker, VoiceLibrary(catalog, catalog.names[0]),
+        lambda voice, text, requested=None: SynthesisRequest(text=text),
+        SpeechSettings(sample_rate=engine.sample_rate))
     context = WyomingContext(service=service)
     _judge(Info.from_event(context.describe()))  # healthy
     job = worker.submit(SynthesisRequest(text="faultdeath", language="en"))

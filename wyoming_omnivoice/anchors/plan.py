@@ -11,7 +11,8 @@ can, else in its serving mode, said in one line.
   1.76 GB weights file that the kernel can drop, at no loss of speed against packed weights
   and with the same codes (README "Voice anchors"). It is only loaded when an anchor must be
   made, so where there is no room for it (:func:`canonical_need` against
-  :func:`.memory_room.memory_room`) the server says so once and makes serving anchors.
+  :func:`wyoming_omnivoice.model.memory_room.memory_room`) the server says so once and
+  makes serving anchors.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wyoming_omnivoice.anchors.maker import AnchorMaker, serving_maker
-from wyoming_omnivoice.app.memory_room import GB, MemoryRoom, memory_room
+from wyoming_omnivoice.model.memory_room import GB, MemoryRoom, memory_room
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions, Engine

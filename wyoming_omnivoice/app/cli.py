@@ -28,13 +28,17 @@ from wyoming_omnivoice.app.metrics import Gauges, start_metrics
 from wyoming_omnivoice.app.serve import serve
 from wyoming_omnivoice.app.startup_timing import StartupTiming
 from wyoming_omnivoice.errors import StartupError
-from wyoming_omnivoice.speech.admission import Demand
-from wyoming_omnivoice.speech.determinism import deterministic_requests
-from wyoming_omnivoice.speech.request_builder import make_request_factory
-from wyoming_omnivoice.speech.service import SpeechService, SpeechSettings
-from wyoming_omnivoice.speech.warmup import check_default_voice, warm_up_after_ready
-from wyoming_omnivoice.speech.worker import InferenceWorker
-from wyoming_omnivoice.voices.assets import WorkerEncoder, folder_voice_watcher, prepare_voices
+from wyoming_omnivoice.speech import (
+    Demand,
+    InferenceWorker,
+    SpeechService,
+    SpeechSettings,
+    check_default_voice,
+    make_request_factory,
+    warm_up_after_ready,
+)
+from wyoming_omnivoice.voices.assets import WorkerEncoder, prepare_voices
+from wyoming_omnivoice.voices.library import VoiceLibrary
 from wyoming_omnivoice.voices.listing import list_voices
 from wyoming_omnivoice.web.options import web_options
 from wyoming_omnivoice.wyoming_protocol.connection import ConnectionLimits
@@ -75,9 +79,9 @@ def start(config: Config) -> int:
                                     maker=maker)
     timing.mark("anchors")
     failed_folders |= set(catalog.names) - set(served.names)
-    make_request = deterministic_requests(make_request_factory(assets, args.normalize_text),
-                                          args.deterministic)
-    default = served.route(args.voice).preset
+    voices = VoiceLibrary(served, args.voice, assets)  # the one owner of the voices served
+    make_request = make_request_factory(voices, args.normalize_text, args.deterministic)
+    default = voices.default()
     warm_request = check_default_voice(default, make_request)
     timing.mark("default voice checked")
     _LOGGER.info("Model loaded on %s", engine.device.upper())
@@ -96,22 +100,15 @@ def start(config: Config) -> int:
         max_batch=args.max_batch_size, batch_window_s=args.batch_window_ms / 1000.0,
         in_flight=lambda: len(demand),
     )
-    assets.attach(worker)
-    watcher = folder_voice_watcher(WorkerEncoder(worker, engine.fingerprint), data_dir,
-                                   lambda found: service.add_voices(found, assets.prompts))
-    watcher.remember_failed(failed_folders)
-
-    def look_for_voices(known: set[str]) -> None:  # on describe: new folders, new anchors
-        watcher.poll(known)
-        assets.adopt_canonical(list(service.catalog))
-
+    voices.attach(worker)
+    voices.watch_folders(WorkerEncoder(worker, engine.fingerprint), data_dir, failed_folders)
     service = SpeechService(
-        worker, served, make_request,
-        SpeechSettings(default_voice=args.voice, sample_rate=engine.sample_rate,
+        worker, voices, make_request,
+        SpeechSettings(sample_rate=engine.sample_rate,
                        max_text_length=args.max_text_length,
                        max_concurrent=args.max_concurrent,
                        first_clause=not args.whole_first_sentence),
-        demand=demand, look_for_voices=look_for_voices)
+        demand=demand)
     context = WyomingContext(
         service=service,
         settings=WyomingSettings(
@@ -128,22 +125,21 @@ def start(config: Config) -> int:
         args.metrics_uri, engine, gauges,
         worker, options.num_step)
     worker.start()
-    warm_up_after_ready(worker, warm_request, options, served, default,
+    warm_up_after_ready(worker, warm_request, options, voices.catalog, default,
                         idle=lambda: service.active == 0, prefix_cache=args.prefix_cache)
-    assets.start_background()
+    voices.start_background()
     timing.mark("worker")
     side = None
     web = web_options(args)
     if web is not None:
         from wyoming_omnivoice.web.wiring import web_starter
 
-        side = web_starter(web, service, assets, make_request, options, engine.fingerprint,
-                           data_dir)
+        side = web_starter(web, service, options, engine.fingerprint, data_dir)
     code = 1
     try:
         code = asyncio.run(serve(args, context, side, on_ready=timing.report))
     finally:
-        watcher.close()
+        voices.close()
         service.close()
         worker.stop(timeout=10.0)
         if worker.thread_running:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from wyoming.event import Event
 
     from wyoming_omnivoice import Engine
-    from wyoming_omnivoice.speech.worker import InferenceWorker
+    from wyoming_omnivoice.speech import InferenceWorker
 
 _LOGGER = logging.getLogger(__name__)
 P = ParamSpec("P")

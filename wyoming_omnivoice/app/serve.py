@@ -112,7 +112,7 @@ async def serve(config: Config, context: WyomingContext,
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, on_signal, sig)
     _LOGGER.info("Ready: listening on %s with %d voice(s), default %r, %s", config.uri,
-                 len(context.service.catalog), context.service.settings.default_voice,
+                 len(context.service.catalog), context.service.voices.default_voice,
                  "streaming" if context.settings.streaming else "no streaming")
     if on_ready is not None:
         on_ready()

@@ -11,8 +11,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.app.memory_room import check_start_memory
 from wyoming_omnivoice.errors import StartupError, one_line
+from wyoming_omnivoice.model.memory_room import check_start_memory
 from wyoming_omnivoice.voices.catalog import VoiceCatalog
 from wyoming_omnivoice.voices.config import VoiceProblem
 from wyoming_omnivoice.voices.gather import gather_voices

@@ -11,12 +11,8 @@ in its own data directory.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from typing import TYPE_CHECKING
-
-from wyoming_omnivoice.speech.request_builder import RequestBuilder
-from wyoming_omnivoice.voices.catalog import VoicePreset
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import SynthesisRequest
@@ -27,16 +23,3 @@ def request_seed(voice_name: str, request: SynthesisRequest) -> int:
     key = "\x1f".join([voice_name, request.text, request.language or "",
                        request.instruct or "", repr(request.speed)])
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") >> 1
-
-
-def deterministic_requests(make_request: RequestBuilder, enabled: bool) -> RequestBuilder:
-    """``make_request`` with seeds derived from the request when ``enabled``."""
-    if not enabled:
-        return make_request
-
-    def make_seeded_request(voice: VoicePreset, text: str,
-                            requested: str | None = None) -> SynthesisRequest:
-        request = make_request(voice, text, requested)
-        return dataclasses.replace(request, seed=request_seed(voice.name, request))
-
-    return make_seeded_request

@@ -29,6 +29,17 @@ class RequestError(Exception):
         self.code = code
 
 
+def check_text_length(length: int, limit: int, *, streamed: bool = False) -> None:
+    """``text-too-long`` past ``limit`` characters (a stream's: counted over the stream)."""
+    if length <= limit:
+        return
+    if streamed:
+        raise RequestError(f"Streamed text exceeds {limit} characters "
+                           "(--max-text-length)", TEXT_TOO_LONG)
+    raise RequestError(f"Text is {length} characters long; the limit is {limit} "
+                       "(--max-text-length)", TEXT_TOO_LONG)
+
+
 def request_error_for(err: BaseException) -> RequestError:
     """The request error to report for an exception from the worker or the engine."""
     if isinstance(err, RequestError):

@@ -1,13 +1,18 @@
 """One admitted request of the speech service: a :class:`Speech` and its pieces.
 
-A :class:`Speech` (made by :meth:`.service.SpeechService.admit`) holds a request's voice,
-its slot and its pieces: each piece of text is an :class:`AudioPiece` (:meth:`Speech.say`,
-:meth:`Speech.say_sentence`, or sentence by sentence from streamed text:
-:meth:`Speech.add_text`, :meth:`Speech.finish_text`) whose task the service runs
-(:meth:`.service.SpeechService.produce`): the pieces of one request are decoded in order.
-How much text each piece speaks is paced (:meth:`Speech.plan`, :mod:`.pacing`); a piece
-whose text an earlier one speaks is *absorbed* (its audio is empty).
-:meth:`Speech.close` frees the slot; :meth:`Speech.cancel` drops what is still pending.
+A :class:`Speech` (made by :meth:`.service.SpeechService.one_shot` or
+:meth:`.service.SpeechService.open_stream`) holds a request's voice, its slot and its
+pieces, and makes them itself: each piece of text is an :class:`AudioPiece`
+(:meth:`Speech.say`, :meth:`Speech.say_sentence`, or sentence by sentence from streamed
+text: :meth:`Speech.add_text`, :meth:`Speech.finish_text`) whose task
+(:meth:`Speech._produce`) plans it, builds its engine request on the text thread and
+submits it to the worker: the pieces of one request are decoded in order, piece N+1
+submitted once piece N was taken by the worker. How much text each piece speaks is paced
+(:meth:`Speech.plan`, :mod:`.pacing`); a piece whose text an earlier one speaks is
+*absorbed* (its audio is empty). :meth:`Speech.close` frees the slot; :meth:`Speech.cancel`
+drops what is still pending. What every Speech of a service makes its pieces with (the
+worker, the text thread, the request builder, the slots and the demand) is one
+:class:`PieceTools`.
 
 Everything here runs on the event loop thread.
 """
@@ -17,9 +22,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Protocol
+from dataclasses import dataclass
+
+import numpy as np
 
 from wyoming_omnivoice.speech.admission import Demand, RequestSlots
+from wyoming_omnivoice.speech.errors import check_text_length
 from wyoming_omnivoice.speech.pacing import (
     PlannedPiece,
     PlayClock,
@@ -31,6 +39,7 @@ from wyoming_omnivoice.speech.pacing import (
     units_of,
 )
 from wyoming_omnivoice.speech.pcm import Audio
+from wyoming_omnivoice.speech.request_builder import RequestBuilder
 from wyoming_omnivoice.speech.requests import Override, SpeechSettings
 from wyoming_omnivoice.speech.text_thread import TextThread
 from wyoming_omnivoice.speech.worker import InferenceWorker
@@ -41,26 +50,16 @@ from wyoming_omnivoice.voices.catalog import VoicePreset
 _LOGGER = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class PieceTools:
+    """What every :class:`Speech` of a service makes its pieces with (one per service)."""
 
-class PieceService(Protocol):
-    """What a :class:`Speech` needs of its service (:class:`.service.SpeechService`)."""
-
-    @property
-    def settings(self) -> SpeechSettings: ...
-    @property
-    def slots(self) -> RequestSlots: ...
-    @property
-    def demand(self) -> Demand: ...
-    @property
-    def text(self) -> TextThread: ...
-    @property
-    def worker(self) -> InferenceWorker: ...
-
-    def check_length(self, length: int, *, streamed: bool = False) -> None: ...
-
-    async def produce(self, speech: Speech, piece: AudioPiece,
-                      previous: asyncio.Future[None] | None,
-                      started: asyncio.Future[None]) -> Audio: ...
+    settings: SpeechSettings
+    worker: InferenceWorker
+    text: TextThread
+    make_request: RequestBuilder
+    slots: RequestSlots
+    demand: Demand
 
 
 class AudioPiece:
@@ -86,10 +85,10 @@ class AudioPiece:
 class Speech:
     """One admitted request (a one-shot text or a stream): its pieces, in order."""
 
-    def __init__(self, service: PieceService, voice: VoicePreset, *, ssml: bool,
+    def __init__(self, tools: PieceTools, voice: VoicePreset, *, ssml: bool,
                  streamed: bool, override: Override | None = None,
                  clock: PlayClock | None = None, language: str | None = None) -> None:
-        self._service = service
+        self._tools = tools
         #: When the client runs out of audio (None: not paced, e.g. a whole-text request).
         self.clock = clock
         #: What the pacing predicted for the piece the worker took last.
@@ -108,7 +107,7 @@ class Speech:
         self._closed = False
         self._last_started: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Task[Audio]] = set()
-        self._splitter = SentenceSplitter(first_clause=service.settings.first_clause)
+        self._splitter = SentenceSplitter(first_clause=tools.settings.first_clause)
 
     @property
     def spoke(self) -> bool:
@@ -133,18 +132,53 @@ class Speech:
                 enumerate(units)]
 
     def _say(self, unit: Unit, *, starts_sentence: bool = True) -> AudioPiece:
-        service = self._service
         loop = asyncio.get_running_loop()
         previous = self._last_started
         started: asyncio.Future[None] = loop.create_future()
         self._last_started = started
         piece = AudioPiece(unit, starts_sentence=starts_sentence)
         self._waiting.append(piece)
-        service.demand.enter(self)
-        piece.task = loop.create_task(service.produce(self, piece, previous, started))
+        self._tools.demand.enter(self)
+        piece.task = loop.create_task(self._produce(piece, previous, started))
         self._tasks.add(piece.task)
         piece.task.add_done_callback(self._piece_done)
         return piece
+
+    async def _produce(self, piece: AudioPiece, previous: asyncio.Future[None] | None,
+                       started: asyncio.Future[None]) -> Audio:
+        """Submit ``piece`` after the previous piece of the request started (was taken by
+        the worker); return its audio."""
+        tools = self._tools
+        job = None
+        try:
+            if previous is not None:
+                await asyncio.wait([previous])
+            if not self.active:
+                raise asyncio.CancelledError
+            if piece.absorbed:  # an earlier piece speaks this text
+                return np.zeros(0, dtype=np.float32)
+            text, predicted = self.plan(piece)
+            # Normalisation is text work of unknown cost: off the event loop.
+            request = await tools.text.run(tools.make_request, self.voice, text,
+                                           self.language)
+            if self.override is not None:
+                request = self.override.apply(request)
+            if not self.active:
+                raise asyncio.CancelledError
+            job = tools.worker.submit(request)
+            await asyncio.wait([job.started])
+            predicted.started = time.monotonic()
+            self.planned = predicted
+            if not started.done():
+                started.set_result(None)
+            return await job.future
+        except asyncio.CancelledError:
+            if job is not None:
+                job.cancel()
+            raise
+        finally:
+            if not started.done():
+                started.set_result(None)
 
     def plan(self, piece: AudioPiece) -> tuple[str, PlannedPiece]:
         """The text ``piece`` speaks: its own and the waiting pieces after it that this host
@@ -157,7 +191,7 @@ class Speech:
         else:
             budget = None if self.planned is None else \
                 self.planned.budget(now, self.clock.runs_out)
-        speed = self._service.worker.speed
+        speed = self._tools.worker.speed
         count = plan_piece([p.unit for p in waiting], budget, speed)
         taken = waiting[:count]
         for other in taken[1:]:
@@ -177,8 +211,9 @@ class Speech:
         """Streamed text: the pieces of the sentences it completes (``text-too-long`` past
         the limit, counted over the whole stream)."""
         self.text_length += len(chunk)
-        self._service.check_length(self.text_length, streamed=True)
-        sentences = await self._service.text.prepare(len(chunk), feed, self._splitter, chunk)
+        check_text_length(self.text_length, self._tools.settings.max_text_length,
+                          streamed=True)
+        sentences = await self._tools.text.prepare(len(chunk), feed, self._splitter, chunk)
         if not self.active:
             return []
         return self._say_sentences(sentences)
@@ -197,7 +232,7 @@ class Speech:
 
     def _piece_done(self, task: asyncio.Task[Audio]) -> None:
         self._tasks.discard(task)
-        self._service.demand.leave(self)
+        self._tools.demand.leave(self)
         if not task.cancelled():
             task.exception()  # retrieved here; whoever awaits the piece reports it
 
@@ -217,4 +252,4 @@ class Speech:
         """The request is over: its slot is free (idempotent)."""
         if not self._closed:
             self._closed = True
-            self._service.slots.release(self)
+            self._tools.slots.release(self)

@@ -7,17 +7,22 @@
   written, as upstream does by default). It reads the text the way of the language's
   regional variant when the request names one (``pt-BR``) or the voice is one's
   (``pt-BR-female``), else the language's own way (:func:`.request_language.reading_language`).
-- Reference: a cloned voice's clone prompt (with its loudness), else a designed voice's
-  anchor (built on first use for a voice whose language was not preloaded), else none.
+- The voice's part (instruct, speed, and its reference: a cloned voice's clone prompt with
+  its loudness, else a designed voice's anchor, built on first use for a voice whose
+  language was not preloaded, else none) comes from the voices being served
+  (:meth:`wyoming_omnivoice.voices.library.VoiceLibrary.voice_part`).
+- ``--deterministic``: the seed derived from the voice and the text (:mod:`.determinism`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import TYPE_CHECKING, Protocol
 
+from wyoming_omnivoice.speech.determinism import request_seed
 from wyoming_omnivoice.speech.request_language import reading_language, request_language
-from wyoming_omnivoice.voices.assets import VoiceAssets
+from wyoming_omnivoice.voices.assets import VoicePart
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
 if TYPE_CHECKING:
@@ -35,8 +40,16 @@ class RequestBuilder(Protocol):
                  requested: str | None = None) -> SynthesisRequest: ...
 
 
-def make_request_factory(assets: VoiceAssets, normalize_default: bool) -> RequestBuilder:
-    """A builder of engine requests; it raises ValueError for bad input."""
+class VoiceParts(Protocol):
+    """Where a voice's part of a request comes from (the voice library)."""
+
+    def voice_part(self, preset: VoicePreset) -> VoicePart: ...
+
+
+def make_request_factory(voices: VoiceParts, normalize_default: bool,
+                         deterministic: bool = False) -> RequestBuilder:
+    """A builder of engine requests; it raises ValueError for bad input. ``deterministic``:
+    each request's seed derived from its voice and text (``--deterministic``)."""
     from wyoming_omnivoice import SynthesisRequest
     from wyoming_omnivoice.text.normalize import normalize_text, supports_language
 
@@ -54,17 +67,12 @@ def make_request_factory(assets: VoiceAssets, normalize_default: bool) -> Reques
             written, text = text, normalize_text(text, reading)
             if text != written:  # what the rules changed (the warm-up's "Ready." is not)
                 _LOGGER.debug("Voice %s reads %s text as: %r", voice.name, reading, text)
-        prompt = assets.prompts.get(voice.name)
-        anchor = assets.anchor_for(voice)
-        if prompt is not None:
-            return SynthesisRequest(text=text, language=language, instruct=voice.instruct,
-                                    speed=voice.speed, ref_codes=prompt.codes,
-                                    ref_text=prompt.text, ref_rms=prompt.rms)
-        if anchor is not None:
-            return SynthesisRequest(text=text, language=language, instruct=voice.instruct,
-                                    speed=voice.speed, ref_codes=anchor.codes,
-                                    ref_text=anchor.text)
-        return SynthesisRequest(text=text, language=language, instruct=voice.instruct,
-                                speed=voice.speed)
+        part = voices.voice_part(voice)
+        request = SynthesisRequest(text=text, language=language, instruct=part.instruct,
+                                   speed=part.speed, ref_codes=part.ref_codes,
+                                   ref_text=part.ref_text, ref_rms=part.ref_rms)
+        if deterministic:
+            request = dataclasses.replace(request, seed=request_seed(voice.name, request))
+        return request
 
     return make_request

@@ -44,7 +44,6 @@ class Override:
 class SpeechSettings:
     """Fixed at start-up."""
 
-    default_voice: str
     sample_rate: int
     #: Longest text per request, in characters (--max-text-length).
     max_text_length: int = 5000

@@ -1,28 +1,25 @@
 """The speech service: the one path from any protocol to the synthesis worker.
 
-The Wyoming handler and the web studio both hand it typed requests and get audio back; it
-owns everything between: the inference worker (its queue and batching), text preparation
-(cleanup, sentences, normalisation on the text thread), voice routing, the voices' anchors
-and clone prompts (through the request builder), request admission (``--max-concurrent``)
-and the draining flag of a shutdown.
+The Wyoming handler and the HTTP side both hand it typed requests and get audio pieces back;
+it owns everything between: the inference worker (its queue and batching), text preparation
+(cleanup, sentences, normalisation on the text thread), request admission
+(``--max-concurrent``) and the draining flag of a shutdown. The voices come from the one
+:class:`~wyoming_omnivoice.voices.library.VoiceLibrary` (routing, each voice's reference,
+live changes), which it asks and never copies.
 
-A request's life:
+Two entries, one per kind of request:
 
-1. :meth:`SpeechService.check_open` / :meth:`SpeechService.check_length` refuse it early
-   (``shutting-down``, ``text-too-long``); :meth:`SpeechService.route` picks its voice.
-2. :meth:`SpeechService.admit` gives it a slot (or ``busy``) as a :class:`.pieces.Speech`.
-3. Each piece of text becomes an :class:`.pieces.AudioPiece` (:meth:`Speech.say`, or
-   sentence by sentence from streamed text: :meth:`Speech.add_text`,
-   :meth:`Speech.finish_text`), made by :meth:`SpeechService.produce`. The pieces of one
-   request are decoded in order: piece N+1 is submitted once piece N was taken by the
-   worker, so N+1 decodes while N is being sent.
-   How much text each piece speaks is paced (:mod:`.pacing`): text is queued as clauses
-   and sentences, and a piece about to go to the worker takes the queued text after it
-   that this host decodes before the client runs out of audio (those pieces are
-   *absorbed*: their audio is empty, ``AudioPiece.absorbed``; the piece's ``run`` says
-   how many it speaks).
-4. :meth:`Speech.close` frees the slot; :meth:`Speech.cancel` drops what is still pending
-   (the client went away).
+- :meth:`SpeechService.one_shot`: a whole text. Refused early (``shutting-down``,
+  ``text-too-long``), its voice routed, its text prepared into pieces (on the text thread
+  when long), a slot given (or ``busy``): a :class:`.pieces.Speech` with every piece
+  handed over (``OneShotSpeech``), or None when there is nothing to say.
+- :meth:`SpeechService.open_stream`: streamed text. Refused early, routed, admitted: a
+  :class:`.pieces.Speech` that makes pieces sentence by sentence
+  (:meth:`Speech.add_text`, :meth:`Speech.finish_text`).
+
+The Speech makes its own pieces (planning, the engine request, the worker: :mod:`.pieces`);
+:meth:`Speech.close` frees the slot; :meth:`Speech.cancel` drops what is still pending (the
+client went away).
 
 Everything here runs on the event loop thread, except the work handed to the text thread
 and the worker.
@@ -32,49 +29,54 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
-
-import numpy as np
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 from wyoming_omnivoice.speech.admission import Demand, RequestSlots
-from wyoming_omnivoice.speech.errors import BUSY, SHUTTING_DOWN, TEXT_TOO_LONG, RequestError
+from wyoming_omnivoice.speech.errors import BUSY, SHUTTING_DOWN, RequestError, check_text_length
 from wyoming_omnivoice.speech.pacing import PlayClock
-from wyoming_omnivoice.speech.pcm import Audio
-from wyoming_omnivoice.speech.pieces import AudioPiece, Speech
+from wyoming_omnivoice.speech.pieces import AudioPiece, PieceTools, Speech
 from wyoming_omnivoice.speech.request_builder import RequestBuilder
 from wyoming_omnivoice.speech.requests import Override, SpeechSettings, VoiceWish
 from wyoming_omnivoice.speech.text_thread import TextThread
 from wyoming_omnivoice.speech.worker import InferenceWorker
 from wyoming_omnivoice.text.prepare import prepare_one_shot
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
+from wyoming_omnivoice.voices.library import VoiceLibrary
 
 if TYPE_CHECKING:
     from wyoming_omnivoice.engine import Engine
-    from wyoming_omnivoice.voices.watch import NewVoice
 
 _LOGGER = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+
+@dataclass(frozen=True)
+class OneShotSpeech:
+    """An admitted one-shot request: its Speech and every piece it speaks, in order."""
+
+    speech: Speech
+    pieces: list[AudioPiece]
+
+
 class SpeechService:
     """Text in, audio out, for every protocol (see the module docstring)."""
 
-    def __init__(self, worker: InferenceWorker, catalog: VoiceCatalog,
+    def __init__(self, worker: InferenceWorker, voices: VoiceLibrary,
                  make_request: RequestBuilder, settings: SpeechSettings, *,
-                 demand: Demand | None = None,
-                 look_for_voices: Callable[[set[str]], None] | None = None,
-                 text: TextThread | None = None) -> None:
+                 demand: Demand | None = None, text: TextThread | None = None) -> None:
         self.settings = settings
         self.worker = worker
-        self._catalog = catalog
-        self._make_request = make_request
-        self._look_for_voices = look_for_voices
+        #: The voices being served (the one owner: routing, references, live changes).
+        self.voices = voices
         self.text = text or TextThread()
         self.slots = RequestSlots(settings.max_concurrent)
         #: Requests with a piece queued or decoding (the worker's batch window reads it).
         self.demand = demand if demand is not None else Demand()
+        self._tools = PieceTools(settings, worker, self.text, make_request, self.slots,
+                                 self.demand)
         #: Set on SIGTERM/SIGINT: requests in progress finish, new ones are refused.
         self.draining = False
 
@@ -86,8 +88,8 @@ class SpeechService:
 
     @property
     def catalog(self) -> VoiceCatalog:
-        """The voices served now (voice folders added while running included)."""
-        return self._catalog
+        """The voices served now (the library's; voices added while running included)."""
+        return self.voices.catalog
 
     @property
     def healthy(self) -> bool:
@@ -99,147 +101,80 @@ class SpeechService:
         """Requests in service."""
         return self.slots.active
 
-    def add_voices(self, found: Iterable[NewVoice], prompts: dict[str, Any]) -> None:
-        """Voices found while running join the catalogue (their clone prompts in ``prompts``,
-        the request builder's table)."""
-        found = list(found)
-        for voice in found:
-            prompts[voice.preset.name] = voice.prompt
-        self._catalog = self._catalog.merged(voice.preset for voice in found)
-
-    def add_presets(self, presets: Iterable[VoicePreset]) -> None:
-        """Voices saved while running (the voice studio) join the catalogue, or replace the
-        voice of their name; their anchors and prompts are in the request builder's tables."""
-        self._catalog = self._catalog.merged(presets)
-
-    def remove_voice(self, name: str) -> None:
-        """A voice leaves the catalogue (never the default voice)."""
-        if name == self.settings.default_voice:
-            raise ValueError(f"{name!r} is the default voice (--voice); it cannot be removed")
-        self._catalog = VoiceCatalog(p for p in self._catalog if p.name != name)
-
     def look_for_voices(self) -> None:
         """Give the voice-folder watcher a chance to find new voices (never blocks)."""
-        if self._look_for_voices is None:
-            return
-        try:
-            self._look_for_voices(set(self._catalog.names))
-        except Exception:
-            _LOGGER.exception("Looking for new voices failed")
+        self.voices.look_for_voices()
 
-    # ---- refusing, routing, preparing ------------------------------------------------
+    # ---- refusing, routing -----------------------------------------------------------
 
     def check_open(self) -> None:
         if self.draining:
             raise RequestError("The server is shutting down; try again shortly", SHUTTING_DOWN)
 
     def check_length(self, length: int, *, streamed: bool = False) -> None:
-        limit = self.settings.max_text_length
-        if length <= limit:
-            return
-        if streamed:
-            raise RequestError(f"Streamed text exceeds {limit} characters "
-                               "(--max-text-length)", TEXT_TOO_LONG)
-        raise RequestError(f"Text is {length} characters long; the limit is {limit} "
-                           "(--max-text-length)", TEXT_TOO_LONG)
+        check_text_length(length, self.settings.max_text_length, streamed=streamed)
 
     def default_voice(self) -> VoicePreset:
-        return self._catalog.route(self.settings.default_voice).preset
+        return self.voices.default()
 
     def route(self, wish: VoiceWish | None) -> VoicePreset:
         """The voice for a request (an unknown name: the best voice of its language)."""
-        route = self._catalog.route(
-            self.settings.default_voice,
-            name=wish.name if wish is not None else None,
-            language=wish.language if wish is not None else None)
-        if route.note:
-            _LOGGER.warning("%s", route.note)
-        return route.preset
+        if wish is None:
+            return self.voices.route()
+        return self.voices.route(wish.name, wish.language)
 
-    async def prepare_one_shot(self, text: str, *, ssml: bool = False) -> list[str]:
-        """The pieces a one-shot text is spoken in; empty when there is nothing to say."""
-        return await self.text.prepare(len(text), prepare_one_shot, text, ssml=ssml,
-                                       first_clause=self.settings.first_clause, group=False)
+    # ---- the two entries -------------------------------------------------------------
 
-    # ---- requests --------------------------------------------------------------------
+    async def one_shot(self, text: str, voice: VoiceWish | VoicePreset | None, *,
+                       ssml: bool = False, language: str | None = None,
+                       override: Override | None = None, clock: PlayClock | None = None
+                       ) -> OneShotSpeech | None:
+        """A whole text, admitted with every piece handed over; None when there is nothing
+        to say. ``voice``: a wish to route, or the voice itself (a stream's). ``clock``:
+        when its client runs out of audio (kept by the protocol as it sends audio); with
+        it, later pieces are paced to decode before then, without it they are as long as
+        allowed. ``language``: the tag the request named (``pt-BR``), if any. Raises
+        RequestError (``shutting-down``, ``text-too-long``, ``busy``)."""
+        self.check_open()
+        self.check_length(len(text))
+        preset = voice if isinstance(voice, VoicePreset) else self.route(voice)
+        texts = await self.text.prepare(len(text), prepare_one_shot, text, ssml=ssml,
+                                        first_clause=self.settings.first_clause, group=False)
+        if not texts:
+            _LOGGER.debug("Nothing to say in %r", text)
+            return None
+        speech = self._admit(preset, ssml=ssml, streamed=False, override=override,
+                             clock=clock, language=language)
+        _LOGGER.debug("One-shot with voice %s in %d piece(s)", preset.name, len(texts))
+        pieces = [piece for piece_text in texts for piece in speech.say_sentence(piece_text)]
+        return OneShotSpeech(speech, pieces)
 
-    def admit(self, voice: VoicePreset, *, ssml: bool = False, streamed: bool = False,
-              override: Override | None = None, clock: PlayClock | None = None,
-              language: str | None = None) -> Speech:
-        """A slot for one request, or ``busy``. ``clock``: when its client runs out of
-        audio (kept by the protocol side as it sends audio); with it, later pieces are
-        paced to decode before then, without it they are as long as allowed.
-        ``language``: the language tag the request named (``pt-BR``: Brazilian readings
-        with a Portuguese voice), if any."""
-        speech = Speech(self, voice, ssml=ssml, streamed=streamed, override=override,
+    def open_stream(self, wish: VoiceWish | None, *, ssml: bool = False,
+                    clock: PlayClock | None = None) -> Speech:
+        """Streamed text, admitted: its pieces come sentence by sentence
+        (:meth:`Speech.add_text`, :meth:`Speech.finish_text`). Raises RequestError
+        (``shutting-down``, ``busy``)."""
+        self.check_open()
+        preset = self.route(wish)
+        language = wish.language if wish is not None else None
+        speech = self._admit(preset, ssml=ssml, streamed=True, clock=clock, language=language)
+        _LOGGER.debug("Stream with voice %s", preset.name)
+        return speech
+
+    def _admit(self, voice: VoicePreset, *, ssml: bool, streamed: bool,
+               override: Override | None = None, clock: PlayClock | None = None,
+               language: str | None = None) -> Speech:
+        """A slot for one request, or ``busy``."""
+        speech = Speech(self._tools, voice, ssml=ssml, streamed=streamed, override=override,
                         clock=clock, language=language)
         if not self.slots.try_acquire(speech):
             raise RequestError(f"Server busy: {self.slots.limit} requests in progress "
                                "(--max-concurrent); try again shortly", BUSY)
         return speech
 
-    async def synthesize(self, text: str, voice: VoicePreset, *, ssml: bool = False,
-                         override: Override | None = None) -> Audio:
-        """The whole text as one float32 array (a preview, an HTTP request): the same
-        admission, text preparation, worker and batching as a Wyoming one-shot request."""
-        self.check_open()
-        self.check_length(len(text))
-        pieces = await self.prepare_one_shot(text, ssml=ssml)
-        if not pieces:
-            return np.zeros(0, dtype=np.float32)
-        speech = self.admit(voice, ssml=ssml, override=override)
-        try:
-            said = [piece for text in pieces for piece in speech.say_sentence(text)]
-            audio = [await piece.audio() for piece in said]
-        except BaseException:
-            speech.cancel()
-            raise
-        finally:
-            speech.close()
-        return np.concatenate(audio).astype(np.float32, copy=False)
-
     async def on_engine(self, run: Callable[[Engine], T]) -> T:
         """``run(engine)`` on the worker thread, between batches."""
         return await asyncio.wrap_future(self.worker.call(run))
 
-    async def produce(self, speech: Speech, piece: AudioPiece,
-                       previous: asyncio.Future[None] | None,
-                       started: asyncio.Future[None]) -> Audio:
-        """Submit after the previous piece of the request started; return its audio."""
-        job = None
-        try:
-            if previous is not None:
-                await asyncio.wait([previous])
-            if not speech.active:
-                raise asyncio.CancelledError
-            if piece.absorbed:  # an earlier piece speaks this text
-                return np.zeros(0, dtype=np.float32)
-            text, predicted = speech.plan(piece)
-            # Normalisation is text work of unknown cost: off the event loop.
-            request = await self.text.run(self._make_request, speech.voice, text,
-                                          speech.language)
-            if speech.override is not None:
-                request = speech.override.apply(request)
-            if not speech.active:
-                raise asyncio.CancelledError
-            job = self.worker.submit(request)
-            await asyncio.wait([job.started])
-            predicted.started = time.monotonic()
-            speech.planned = predicted
-            if not started.done():
-                started.set_result(None)
-            return await job.future
-        except asyncio.CancelledError:
-            if job is not None:
-                job.cancel()
-            raise
-        finally:
-            if not started.done():
-                started.set_result(None)
-
     def close(self) -> None:
         self.text.close()
-
-
-__all__ = ["Audio", "AudioPiece", "Override", "RequestBuilder", "Speech", "SpeechService",
-           "SpeechSettings", "VoiceWish"]

@@ -12,6 +12,7 @@ thread (the engine's only user once the server runs).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from wyoming_omnivoice.anchors.pinned import load_pinned_anchor
 from wyoming_omnivoice.atomic import remove_stale_temp_files
 from wyoming_omnivoice.engine import strict_language
 from wyoming_omnivoice.errors import StartupError, one_line
+from wyoming_omnivoice.model.file_hash import sha256_file
 from wyoming_omnivoice.voices import cloned as cloned_voices
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
 from wyoming_omnivoice.voices.engine_thread import EngineThread
@@ -38,6 +40,18 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 CLONE_PROMPT_CACHE = Path("cache") / "clone_prompts"
+
+
+@dataclass(frozen=True)
+class VoicePart:
+    """What a voice brings to an engine request: its design and its reference (a cloned
+    voice's clone prompt with its loudness, else a designed voice's anchor, else none)."""
+
+    instruct: str | None = None
+    speed: float | None = None
+    ref_codes: Any = None
+    ref_text: str | None = None
+    ref_rms: float | None = None
 
 
 @dataclass
@@ -54,6 +68,18 @@ class VoiceAssets:
         if anchor is None and preset.uses_anchor and self.builder is not None:
             anchor = self.builder.get(preset)
         return anchor
+
+    def voice_part(self, preset: VoicePreset) -> VoicePart:
+        """The voice's design and reference (an anchor built now when it was not
+        preloaded: never on the event loop)."""
+        prompt = self.prompts.get(preset.name)
+        if prompt is not None:
+            return VoicePart(preset.instruct, preset.speed, prompt.codes, prompt.text,
+                             prompt.rms)
+        anchor = self.anchor_for(preset)
+        if anchor is not None:
+            return VoicePart(preset.instruct, preset.speed, anchor.codes, anchor.text)
+        return VoicePart(preset.instruct, preset.speed)
 
     def attach(self, worker: EngineThread) -> None:
         """From now on, anchors are built on the worker's thread."""
@@ -99,6 +125,19 @@ def clone_prompt_for(encoder: cloned_voices.Encoder, preset: VoicePreset,
                                          language=preset.language,
                                          description=preset.description)
     return cloned_voices.load_clone_prompt(encoder, spec, data_dir / CLONE_PROMPT_CACHE)
+
+
+def cache_clone_prompt(data_dir: Path, fingerprint: str, preset: VoicePreset,
+                       transcript: str, prompt: VoicePrompt) -> None:
+    """A clone prompt encoded while running (the studio) cached as a start would cache it,
+    so a restart does not encode it again (an unwritable cache is only a lost cache)."""
+    if preset.clone is None:
+        raise ValueError(f"Voice {preset.name!r} has no reference audio")
+    audio = preset.clone.audio_path
+    key = cloned_voices.prompt_cache_key(sha256_file(audio), transcript, fingerprint)
+    path = cloned_voices.cache_path(data_dir / CLONE_PROMPT_CACHE, preset.name)
+    with contextlib.suppress(OSError):
+        prompt.save(path, key=key, name=preset.name, audio=str(audio))
 
 
 def anchor_cache(engine: Engine, data_dir: Path, maker: AnchorMaker,

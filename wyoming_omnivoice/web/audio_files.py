@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from wyoming_omnivoice.speech.pcm import CHANNELS, SAMPLE_WIDTH, Audio, audio_to_pcm
+from wyoming_omnivoice.speech import CHANNELS, SAMPLE_WIDTH, Audio, audio_to_pcm
 from wyoming_omnivoice.web.errors import ApiError
 from wyoming_omnivoice.web.options import WebLimits
 

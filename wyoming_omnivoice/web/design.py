@@ -12,11 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from wyoming_omnivoice.anchors.texts import anchor_text
 from wyoming_omnivoice.engine import instruct_vocabulary, language_info, normalize_instruct
-from wyoming_omnivoice.voices.catalog import VoiceCatalog
-from wyoming_omnivoice.voices.ha_languages import tags_for, variant_tags, variants_of
-from wyoming_omnivoice.voices.language_list import written_tag
+from wyoming_omnivoice.voices import (
+    VoiceCatalog,
+    anchor_text,
+    tags_for,
+    variant_tags,
+    variants_of,
+    written_tag,
+)
 
 LABELS = {"gender": "Gender", "age": "Age", "pitch": "Pitch", "style": "Style",
           "accent": "English accent", "dialect": "Chinese dialect"}

@@ -1,32 +1,32 @@
-"""The web server's way to synthesis: the speech service, the same as Wyoming requests.
+"""The web server's way to synthesis: the speech service and the voice library, the same
+as Wyoming requests.
 
-:class:`StudioSpeech` is the one file between the web server and
-:class:`~wyoming_omnivoice.speech.service.SpeechService`. Saved voices' requests and the
-OpenAI endpoint go through :meth:`SpeechService.synthesize` unchanged (admission, text
-preparation, request builder, worker and batching of a Wyoming one-shot). A take's preview
-is the same call with an ``Override``: the take's anchor or encoded recording in place of
-the voice's reference (the seed, ``--deterministic``'s, still comes from the voice's name
-and the text).
+:class:`StudioSpeech` is the one file between the web server and the speech service.
+Saved voices' requests and the OpenAI endpoint go through
+:meth:`~wyoming_omnivoice.speech.SpeechService.one_shot`, the entry a Wyoming one-shot
+takes (admission, text preparation, request builder, worker and batching), and wait for
+every piece's audio. A take's preview is the same call with an ``Override``: the take's
+anchor or encoded recording in place of the voice's reference (the seed,
+``--deterministic``'s, still comes from the voice's name and the text). Voices saved,
+edited or deleted change the one :class:`~wyoming_omnivoice.voices.library.VoiceLibrary`
+(``voices``), which every protocol reads.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
-from wyoming_omnivoice.anchors.cache import Anchor
-from wyoming_omnivoice.speech.pcm import Audio
-from wyoming_omnivoice.speech.request_builder import RequestBuilder
-from wyoming_omnivoice.speech.service import Override, SpeechService, VoiceWish
-from wyoming_omnivoice.voices.assets import VoiceAssets
-from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
+from wyoming_omnivoice.speech import Audio, Override, SpeechService, VoiceWish
+from wyoming_omnivoice.voices import VoiceCatalog, VoiceLibrary, VoicePreset
 
 if TYPE_CHECKING:
-    from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest, VoicePrompt
+    from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
+    from wyoming_omnivoice.voices import Anchor
 
 T = TypeVar("T")
 
@@ -43,21 +43,20 @@ class Reference(Protocol):
 
 
 class StudioSpeech:
-    """Synthesis, engine calls and live catalogue changes for the web server."""
+    """Synthesis, engine calls and the voice library, for the web server."""
 
-    def __init__(self, service: SpeechService, *, assets: VoiceAssets,
-                 make_request: RequestBuilder, options: DecodeOptions, fingerprint: str,
+    def __init__(self, service: SpeechService, *, options: DecodeOptions, fingerprint: str,
                  data_dir: Path) -> None:
         self.service = service
-        self._assets = assets
-        self._make_request = make_request
+        #: The voices being served (the service's library: one for every protocol).
+        self.voices: VoiceLibrary = service.voices
         self.options = options
         self.fingerprint = fingerprint
         self.data_dir = data_dir
 
     @property
     def catalog(self) -> VoiceCatalog:
-        return self.service.catalog
+        return self.voices.catalog
 
     @property
     def sample_rate(self) -> int:
@@ -65,7 +64,7 @@ class StudioSpeech:
 
     @property
     def default_voice(self) -> str:
-        return self.service.settings.default_voice
+        return self.voices.default_voice
 
     def route(self, wish: VoiceWish) -> VoicePreset:
         return self.service.route(wish)
@@ -73,10 +72,7 @@ class StudioSpeech:
     async def anchor_of(self, preset: VoicePreset) -> Anchor | None:
         """The anchor a designed voice speaks with, built now (on the worker) when it was not
         preloaded; None for a voice without one."""
-        anchor = self._assets.anchors.get(preset.name)
-        if anchor is None and preset.uses_anchor:
-            anchor = await asyncio.to_thread(self._assets.anchor_for, preset)
-        return anchor
+        return await asyncio.to_thread(self.voices.anchor_of, preset)
 
     async def synthesize(self, text: str, preset: VoicePreset, *,
                          reference: Reference | None = None) -> Audio:
@@ -86,34 +82,26 @@ class StudioSpeech:
         if reference is not None:
             override = Override(ref_codes=reference.codes, ref_text=reference.text,
                                 ref_rms=getattr(reference, "rms", None))
-        return await self.service.synthesize(text, preset, override=override)
+        said = await self.service.one_shot(text, preset, override=override)
+        if said is None:  # nothing to say
+            return np.zeros(0, dtype=np.float32)
+        try:
+            audio = [await piece.audio() for piece in said.pieces]
+        except BaseException:
+            said.speech.cancel()
+            raise
+        finally:
+            said.speech.close()
+        return np.concatenate(audio).astype(np.float32, copy=False)
 
     def take_codes(self, engine: Engine, request: SynthesisRequest
                    ) -> tuple[np.ndarray[Any, np.dtype[Any]], str]:
         """A design take's codes and how they were made (on the engine's thread), decoded
         like the server's anchors (canonical where it makes canonical ones), so a first take
         is the very anchor the voice would get, on any replica."""
-        builder = self._assets.builder
-        if builder is None:
-            (codes,) = engine.generate_codes_batch([request], options=self.options)
-            return codes, f"{engine.precision}, {self.options.num_step} steps"
-        mode, (codes,) = builder.maker.generate(engine, [request])
-        builder.release_if_idle()
-        return codes, mode.label
+        codes, made_with = self.voices.anchor_codes(engine, request, self.options)
+        return np.asarray(codes), made_with
 
     async def on_engine(self, run: Callable[[Engine], T]) -> T:
         """``run(engine)`` on the worker thread (between batches)."""
         return await self.service.on_engine(run)
-
-    def add_voices(self, presets: Iterable[VoicePreset], *,
-                   anchors: dict[str, Anchor] | None = None,
-                   prompts: dict[str, VoicePrompt] | None = None) -> None:
-        """Serve these voices from the next request and ``describe`` on (loop thread)."""
-        self._assets.anchors.update(anchors or {})
-        self._assets.prompts.update(prompts or {})
-        self.service.add_presets(presets)
-
-    def remove_voice(self, name: str) -> None:
-        self.service.remove_voice(name)
-        self._assets.anchors.pop(name, None)
-        self._assets.prompts.pop(name, None)

@@ -15,21 +15,27 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from wyoming_omnivoice.anchors.cache import ANCHOR_SEED, Anchor, anchor_text_for
 from wyoming_omnivoice.engine import NO_TRANSCRIPT_HINT
-from wyoming_omnivoice.model.file_hash import sha256_file
-from wyoming_omnivoice.speech.errors import RequestError, request_error_for
-from wyoming_omnivoice.speech.pcm import Audio
-from wyoming_omnivoice.speech.worker import BusyError, WorkerStoppedError
-from wyoming_omnivoice.voices import cloned
-from wyoming_omnivoice.voices.assets import CLONE_PROMPT_CACHE
-from wyoming_omnivoice.voices.catalog import VoicePreset
-from wyoming_omnivoice.voices.language_list import VoiceLanguages
-from wyoming_omnivoice.voices.names import check_voice_name
-from wyoming_omnivoice.voices.saved import Recording, SavedVoiceError, SavedVoices
-from wyoming_omnivoice.voices.transfer import (
+from wyoming_omnivoice.speech import (
+    Audio,
+    BusyError,
+    RequestError,
+    WorkerStoppedError,
+    request_error_for,
+)
+from wyoming_omnivoice.voices import (
+    ANCHOR_SEED,
+    Anchor,
+    Recording,
+    SavedVoiceError,
+    SavedVoices,
     VoiceFile,
+    VoiceLanguages,
+    VoicePreset,
+    anchor_text_for,
+    cache_clone_prompt,
     check_languages,
+    check_voice_name,
     export_voice,
     parse_voice_file,
 )
@@ -231,7 +237,7 @@ class Studio:
         made_with = anchor.made_with or f"steps={self.speech.options.num_step}"
         preset = await self._saving(self.saved.save_designed, name, description, languages,
                                     instruct, speed, anchor, made_with)
-        self.speech.add_voices([preset], anchors={name: anchor})
+        self.speech.voices.add([preset], anchors={name: anchor})
         return preset
 
     async def _keep_clone(self, name: str, description: str, languages: VoiceLanguages,
@@ -239,18 +245,11 @@ class Studio:
                           ) -> VoicePreset:
         preset = await self._saving(self.saved.save_cloned, name, description, languages,
                                     recording, transcript)
-        await asyncio.to_thread(self._cache_prompt, preset, transcript, prompt)
-        self.speech.add_voices([preset], prompts={name: prompt})
+        # Cached as a start would cache it, so a restart does not encode it again.
+        await asyncio.to_thread(cache_clone_prompt, self.speech.data_dir,
+                                self.speech.fingerprint, preset, transcript, prompt)
+        self.speech.voices.add([preset], prompts={name: prompt})
         return preset
-
-    def _cache_prompt(self, preset: VoicePreset, transcript: str, prompt: VoicePrompt) -> None:
-        """Cache the prompt as a start would, so a restart does not encode it again."""
-        assert preset.clone is not None
-        audio = preset.clone.audio_path
-        key = cloned.prompt_cache_key(sha256_file(audio), transcript, self.speech.fingerprint)
-        path = cloned.cache_path(self.speech.data_dir / CLONE_PROMPT_CACHE, preset.name)
-        with contextlib.suppress(OSError):  # only a cache: a restart encodes it again
-            prompt.save(path, key=key, name=preset.name, audio=str(audio))
 
     async def _saving(self, save: Any, *args: Any) -> VoicePreset:
         try:
@@ -271,7 +270,7 @@ class Studio:
                 languages if languages is not None
                 else VoiceLanguages(preset.languages, preset.variant).written())
             preset = await self._saving(self.saved.update, name, description, langs)
-            self.speech.add_voices([preset])
+            self.speech.voices.add([preset])
             return preset
 
     def _editable(self, name: str) -> VoicePreset:
@@ -290,7 +289,7 @@ class Studio:
                 raise ApiError(409, "default_voice", f"Voice {name!r} is the server's default "
                                "voice (--voice); start the server with another one first")
             await self._saving(self.saved.delete, name)
-            self.speech.remove_voice(name)
+            self.speech.voices.remove(name)
 
     # ---- moving --------------------------------------------------------------------
 

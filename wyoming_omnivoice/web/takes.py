@@ -17,10 +17,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.anchors.cache import Anchor
-from wyoming_omnivoice.voices.catalog import VoicePreset
-from wyoming_omnivoice.voices.language_list import written_tag
-from wyoming_omnivoice.voices.saved import Recording
+from wyoming_omnivoice.voices import Anchor, Recording, VoicePreset, written_tag
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import VoicePrompt

@@ -6,10 +6,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.speech.request_builder import RequestBuilder
-from wyoming_omnivoice.speech.service import SpeechService
-from wyoming_omnivoice.voices.assets import VoiceAssets
-from wyoming_omnivoice.voices.saved import SavedVoices
+from wyoming_omnivoice.speech import SpeechService
+from wyoming_omnivoice.voices import SavedVoices
 from wyoming_omnivoice.web.options import WebOptions
 from wyoming_omnivoice.web.speech import StudioSpeech
 from wyoming_omnivoice.web.studio import Studio
@@ -18,13 +16,12 @@ if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions
 
 
-def web_starter(options: WebOptions, service: SpeechService, assets: VoiceAssets,
-                make_request: RequestBuilder, decode_options: DecodeOptions,
+def web_starter(options: WebOptions, service: SpeechService, decode_options: DecodeOptions,
                 fingerprint: str, data_dir: Path
                 ) -> Callable[[], Awaitable[Callable[[], Awaitable[None]]]]:
     """Starts the web server in the running loop; returns its stop."""
-    speech = StudioSpeech(service, assets=assets, make_request=make_request,
-                          options=decode_options, fingerprint=fingerprint, data_dir=data_dir)
+    speech = StudioSpeech(service, options=decode_options, fingerprint=fingerprint,
+                          data_dir=data_dir)
     studio = Studio(speech, SavedVoices(data_dir), options.limits)
 
     async def start() -> Callable[[], Awaitable[None]]:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from wyoming.event import Event
 
-from wyoming_omnivoice.speech.service import SpeechService
-from wyoming_omnivoice.voices.catalog import VoiceCatalog
+from wyoming_omnivoice.speech import SpeechService
+from wyoming_omnivoice.voices import VoiceCatalog
 from wyoming_omnivoice.wyoming_protocol.connection import ConnectionLimits
 from wyoming_omnivoice.wyoming_protocol.info import build_info
 from wyoming_omnivoice.wyoming_protocol.metrics_hooks import NoMetrics

@@ -14,7 +14,7 @@ from wyoming.error import Error
 from wyoming.event import Event
 
 from wyoming_omnivoice.errors import StartupError, one_line
-from wyoming_omnivoice.speech.errors import (
+from wyoming_omnivoice.speech import (
     BUSY,
     INTERNAL_ERROR,
     INVALID_EVENT,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from wyoming_omnivoice.speech.pacing import PlayClock
+from wyoming_omnivoice.speech import PlayClock
 
 #: The default longest wait with nothing to play (seconds); under the satellites' 5 s.
 DEFAULT_MAX_GAP_S = 2.0

@@ -39,9 +39,8 @@ import logging
 from wyoming.event import Event
 from wyoming.tts import SynthesizeStopped
 
-from wyoming_omnivoice.speech.pacing import PlayClock
-from wyoming_omnivoice.speech.service import AudioPiece, Speech, VoiceWish
-from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.speech import AudioPiece, PlayClock, Speech, VoiceWish
+from wyoming_omnivoice.voices import VoicePreset
 from wyoming_omnivoice.wyoming_protocol.connection import Connection
 from wyoming_omnivoice.wyoming_protocol.context import WyomingContext
 from wyoming_omnivoice.wyoming_protocol.errors import (
@@ -229,55 +228,46 @@ class OmniVoiceEventHandler(Connection):
                               fallback: OpenStream | None = None, ssml: bool = False) -> None:
         """``fallback``: the stream whose text this is (its voice and language, when the
         request names no voice)."""
-        service = self.service
         if wish is None and fallback is not None:
+            voice: VoiceWish | VoicePreset | None = fallback.request.voice
             language = fallback.language
         else:
-            language = wish.language if wish is not None else None
+            voice, language = wish, wish.language if wish is not None else None
         try:
-            service.check_open()
-            service.check_length(len(text))
-            voice = (fallback.request.voice if wish is None and fallback is not None
-                     else service.route(wish))
-            texts = await service.prepare_one_shot(text, ssml=ssml)
+            said = await self.service.one_shot(text, voice, ssml=ssml, clock=PlayClock(),
+                                               language=language)
         except RequestError as err:
             self._decline(_SYNTHESIZE, err)
             return
         if self.closed:  # the client left while the text was prepared
+            if said is not None:
+                said.speech.cancel()
+                said.speech.close()
             return
-        if not texts:
-            _LOGGER.debug("Nothing to say in %r", text)
+        if said is None:  # nothing to say
             self._reply(*silent_cycle(self.ctx.sample_rate))
             return
-        try:
-            speech = service.admit(voice, ssml=ssml, clock=PlayClock(), language=language)
-        except RequestError as err:
-            self._decline(_SYNTHESIZE, err)
-            return
-        request = self._track(Kind.ONE_SHOT, voice, speech)
-        _LOGGER.debug("One-shot with voice %s in %d piece(s)", voice.name, len(texts))
-        pieces = [piece for piece_text in texts for piece in speech.say_sentence(piece_text)]
-        for index, piece in enumerate(pieces):
-            last = index == len(pieces) - 1
+        request = self._track(Kind.ONE_SHOT, said.speech.voice, said.speech)
+        for index, piece in enumerate(said.pieces):
+            last = index == len(said.pieces) - 1
             self._queue(request, piece, opens=index == 0, closes=last, ends_request=last)
 
     async def _on_stream_start(self, start: StreamStart) -> None:
         await self._close_open_stream()
         service = self.service
+        language = start.voice.language if start.voice is not None else None
         try:
-            service.check_open()
-            voice = service.route(start.voice)
-            language = start.voice.language if start.voice is not None else None
-            speech = (service.admit(voice, ssml=start.ssml, streamed=True, clock=PlayClock(),
-                                    language=language)
-                      if self.ctx.settings.streaming else None)
+            if self.ctx.settings.streaming:
+                speech = service.open_stream(start.voice, ssml=start.ssml, clock=PlayClock())
+                request = self._track(Kind.STREAM, speech.voice, speech)
+            else:  # the text is collected and spoken as one at the stop
+                service.check_open()
+                request = Request(kind=Kind.STREAM, voice=service.route(start.voice),
+                                  pcm=self._pcm())
         except RequestError as err:
             self._refused_stream(err)
             return
-        request = self._track(Kind.STREAM, voice, speech) if speech is not None else \
-            Request(kind=Kind.STREAM, voice=voice, pcm=self._pcm())
         self._stream = OpenStream(request=request, language=language)
-        _LOGGER.debug("Stream with voice %s", voice.name)
 
     async def _on_stream_chunk(self, chunk: StreamChunk) -> None:
         stream = self._stream

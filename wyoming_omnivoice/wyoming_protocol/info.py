@@ -5,7 +5,7 @@ from __future__ import annotations
 from wyoming.info import Attribution, Info, TtsProgram, TtsVoice
 
 from wyoming_omnivoice import __version__
-from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
+from wyoming_omnivoice.voices import VoiceCatalog, VoicePreset
 
 PROGRAM_NAME = "omnivoice"
 PROGRAM_DESCRIPTION = "OmniVoice text to speech (k2-fsa) on onnxruntime"

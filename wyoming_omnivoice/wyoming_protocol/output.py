@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 
-from wyoming_omnivoice.speech.pcm import CHANNELS, SAMPLE_WIDTH, Audio, audio_to_pcm
+from wyoming_omnivoice.speech import CHANNELS, SAMPLE_WIDTH, Audio, audio_to_pcm
 from wyoming_omnivoice.wyoming_protocol.connection import Connection
 from wyoming_omnivoice.wyoming_protocol.errors import (
     INTERNAL_ERROR,

@@ -14,13 +14,14 @@ from wyoming.event import Event
 from wyoming.info import Describe
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
-from wyoming_omnivoice.speech.errors import (
+from wyoming_omnivoice.speech import (
     INVALID_REQUEST,
+    TEXT_FORMATS,
     UNSUPPORTED_TEXT_FORMAT,
     RequestError,
+    VoiceWish,
+    text_format_of,
 )
-from wyoming_omnivoice.speech.service import VoiceWish
-from wyoming_omnivoice.text.prepare import TEXT_FORMATS, text_format_of
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,8 @@ from typing import Any
 import numpy as np
 from wyoming.event import Event
 
-from wyoming_omnivoice.speech.pacing import PlayClock
-from wyoming_omnivoice.speech.pieces import AudioPiece, Speech
-from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.speech import AudioPiece, PlayClock, Speech
+from wyoming_omnivoice.voices import VoicePreset
 
 
 class RequestState(enum.Enum):

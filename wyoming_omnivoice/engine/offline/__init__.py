@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.engine.lazy_exports import lazy_getattr
+from wyoming_omnivoice.lazy_exports import lazy_getattr
 
 __all__ = [
     "DEFAULT_MARGIN",

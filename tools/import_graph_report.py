@@ -1,0 +1,247 @@
+"""The import graph of a checkout, as a report: ``python -m tools.import_graph_report [ROOT]``.
+
+ROOT is a checkout (default: this one); run it on an older tree too (``git worktree add
+/tmp/old COMMIT``) to compare. It reuses the test suite's walk (``tests/import_graph.py``,
+loaded from ROOT's own file when it has one, else from this checkout's, with its package
+folder pointed at ROOT): every import counts, also inside functions and under
+``TYPE_CHECKING``. It prints
+
+- the modules and lines per room (the layers of ``docs/design.md``, top first),
+- the arrows between rooms,
+- the imports that run back up (a module importing one of a higher room),
+- the import cycles (of modules, and of rooms),
+- the modules over 400 lines,
+- the rooms a Wyoming one-shot and an OpenAI ``/v1/audio/speech`` request pass through,
+  in order (written down per layout, each module checked to exist in ROOT).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+HERE = Path(__file__).resolve().parents[1]
+P = "wyoming_omnivoice"
+
+#: Rooms, top first: (room, its layer; a higher layer sits above).
+ROOMS: list[tuple[str, int]] = [
+    ("entry points", 7), ("app", 6), ("wyoming_protocol", 5), ("web", 5), ("speech", 4),
+    ("voices", 3), ("anchors", 3), ("text", 2), ("model", 2), ("engine.offline", 1),
+    ("engine", 0), ("utilities", -1),
+]
+LAYER = dict(ROOMS)
+ENTRY_POINTS = {"__main__", "synthesize", "convert", "convert_anchors", "convert_prepare",
+                "health_check", "_moved"}
+UTILITIES = {"errors", "atomic", "user_files", "lazy_exports"}
+#: The old ``server/`` (before issue 31) was two rooms in one folder: these were the shell's.
+OLD_SERVER_SHELL = {"cli", "config", "flags", "startup", "startup_timing", "serve",
+                    "listen_address", "memory_room", "metrics", "__init__"}
+#: ... and these the anchors' (voices/ held the other anchor modules then).
+OLD_ANCHOR_MODULES = {"server.anchor_plan", "voices.anchors", "voices.lazy_anchors",
+                      "voices.anchor_maker", "voices.anchor_texts", "voices.pinned"}
+
+#: The trips, per layout (a layout is told by the folder the Wyoming protocol lives in):
+#: (module, what happens there), in order.
+TRIPS: dict[str, dict[str, list[tuple[str, str]]]] = {
+    "server": {
+        "Wyoming one-shot": [
+            ("server.connection", "a bounded frame read (wire)"),
+            ("server.wire", "frame checked"),
+            ("server.handler", "event dispatched"),
+            ("server.request_input", "parsed once: OneShot"),
+            ("speech.service", "check_open, check_length, route"),
+            ("voices.catalog", "the voice routed"),
+            ("speech.service", "prepare_one_shot"),
+            ("speech.text_thread", "on the text thread when long"),
+            ("text.prepare", "cleanup, sentences, first clause"),
+            ("speech.service", "admit: a Speech"),
+            ("speech.admission", "a slot"),
+            ("speech.pieces", "say_sentence: one AudioPiece per clause"),
+            ("speech.service", "produce (called back from the Speech)"),
+            ("speech.pieces", "plan (the service calls back into the Speech)"),
+            ("speech.pacing", "how much text the piece speaks"),
+            ("speech.request_builder", "the engine request (closure)"),
+            ("speech.request_language", "language, reading"),
+            ("text.normalize", "normalisation"),
+            ("voices.assets", "anchor or clone prompt (VoiceAssets)"),
+            ("speech.determinism", "the seed (a wrapping closure)"),
+            ("speech.worker", "batched on the worker thread"),
+            ("engine", "Engine.synthesize_batch"),
+            ("server.output", "audio-start/-chunk/-stop in order"),
+            ("speech.pcm", "float32 -> 16-bit PCM"),
+            ("server.gap_guard", "silence while a piece decodes"),
+        ],
+        "OpenAI /v1/audio/speech": [
+            ("web.security", "the gate (token, Host, Origin)"),
+            ("web.routes", "openai_speech: the body checked"),
+            ("web.speech", "StudioSpeech.route"),
+            ("speech.service", "route"),
+            ("voices.catalog", "the voice routed"),
+            ("web.studio", "speak: an HTTP synthesis slot"),
+            ("web.speech", "StudioSpeech.synthesize"),
+            ("speech.service", "synthesize: check_open, check_length, prepare, admit"),
+            ("text.prepare", "cleanup, sentences"),
+            ("speech.pieces", "say_sentence"),
+            ("speech.service", "produce"),
+            ("speech.pieces", "plan"),
+            ("speech.request_builder", "the engine request"),
+            ("voices.assets", "anchor or clone prompt"),
+            ("speech.worker", "batched on the worker thread"),
+            ("engine", "Engine.synthesize_batch"),
+            ("speech.service", "the pieces' audio joined"),
+            ("web.audio_files", "WAV/FLAC/PCM"),
+        ],
+    },
+    "wyoming_protocol": {
+        "Wyoming one-shot": [
+            ("wyoming_protocol.connection", "a bounded frame read"),
+            ("wyoming_protocol.wire", "frame checked"),
+            ("wyoming_protocol.handler", "event dispatched"),
+            ("wyoming_protocol.request_input", "parsed once: OneShot"),
+            ("speech.service", "one_shot: refuse early, route, prepare, admit"),
+            ("voices.library", "route (the one owner of the voices)"),
+            ("voices.catalog", "the voice routed"),
+            ("speech.text_thread", "on the text thread when long"),
+            ("text.prepare", "cleanup, sentences, first clause"),
+            ("speech.admission", "a slot"),
+            ("speech.pieces", "the Speech makes its pieces: plan, request, submit"),
+            ("speech.pacing", "how much text the piece speaks"),
+            ("speech.request_builder", "the engine request"),
+            ("speech.request_language", "language, reading"),
+            ("text.normalize", "normalisation"),
+            ("speech.determinism", "the seed"),
+            ("voices.library", "voice_part: design and reference"),
+            ("voices.assets", "anchor or clone prompt (the library's store)"),
+            ("speech.worker", "batched on the worker thread"),
+            ("engine", "Engine.synthesize_batch"),
+            ("wyoming_protocol.output", "audio-start/-chunk/-stop in order"),
+            ("speech.pcm", "float32 -> 16-bit PCM"),
+            ("wyoming_protocol.gap_guard", "silence while a piece decodes"),
+        ],
+        "OpenAI /v1/audio/speech": [
+            ("web.security", "the gate (token, Host, Origin)"),
+            ("web.routes", "openai_speech: the body checked"),
+            ("web.speech", "StudioSpeech.route"),
+            ("speech.service", "route"),
+            ("voices.library", "route"),
+            ("voices.catalog", "the voice routed"),
+            ("web.studio", "speak: an HTTP synthesis slot"),
+            ("web.speech", "StudioSpeech.synthesize"),
+            ("speech.service", "one_shot: the entry a Wyoming one-shot takes"),
+            ("text.prepare", "cleanup, sentences"),
+            ("speech.pieces", "the Speech makes its pieces"),
+            ("speech.request_builder", "the engine request"),
+            ("voices.library", "voice_part"),
+            ("speech.worker", "batched on the worker thread"),
+            ("engine", "Engine.synthesize_batch"),
+            ("web.speech", "the pieces' audio joined"),
+            ("web.audio_files", "WAV/FLAC/PCM"),
+        ],
+    },
+}
+
+
+def load_walk(root: Path) -> ModuleType:
+    """``tests/import_graph.py`` (ROOT's, else this checkout's), pointed at ROOT."""
+    path = root / "tests" / "import_graph.py"
+    if not path.is_file():
+        path = HERE / "tests" / "import_graph.py"
+    spec = importlib.util.spec_from_file_location(f"import_graph_{abs(hash(root))}", path)
+    assert spec is not None and spec.loader is not None
+    walk = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = walk  # its dataclasses look their module up there
+    spec.loader.exec_module(walk)
+    walk.PACKAGE_DIR = root / P  # type: ignore[attr-defined]
+    return walk
+
+
+def room_of(module: str) -> str:
+    """The room of a module (its name without the package prefix)."""
+    name = module.removeprefix(P).removeprefix(".")
+    if name == "":  # the package's own API: the engine's names, re-exported
+        return "engine"
+    if name in UTILITIES:
+        return "utilities"
+    if name in ENTRY_POINTS:
+        return "entry points"
+    if name in OLD_ANCHOR_MODULES:
+        return "anchors"
+    parts = name.split(".")
+    if parts[0] == "server":
+        return "app" if parts[-1] in OLD_SERVER_SHELL else "wyoming_protocol"
+    if parts[:2] == ["engine", "offline"]:
+        return "engine.offline"
+    return parts[0]
+
+
+def report(root: Path) -> list[str]:
+    walk = load_walk(root)
+    modules: dict[str, Path] = walk.modules()
+    found = [item for item in walk.imports() if item.imported in modules
+             and item.imported != item.importer]
+    lines_of = {name: len(path.read_text(encoding="utf-8").splitlines())
+                for name, path in modules.items()}
+    out = [f"== import graph of {root}",
+           f"modules: {len(modules)}, lines: {sum(lines_of.values())}, "
+           f"imports (module -> module, every one counted): {len(found)}", "",
+           "rooms (top first): modules, lines"]
+    count = Counter(room_of(name) for name in modules)
+    size = Counter[str]()
+    for name, lines in lines_of.items():
+        size[room_of(name)] += lines
+    for room, layer in ROOMS:
+        if count[room]:
+            out.append(f"  [{layer:>2}] {room:<17} {count[room]:>4} {size[room]:>7}")
+    arrows = Counter((room_of(i.importer), room_of(i.imported)) for i in found
+                     if room_of(i.importer) != room_of(i.imported))
+    targets: dict[tuple[str, str], set[str]] = {}
+    for i in found:
+        targets.setdefault((room_of(i.importer), room_of(i.imported)), set()).add(i.imported)
+    out += ["", "arrows between rooms (names imported; distinct modules imported):"]
+    for (source, target), number in sorted(arrows.items(), key=lambda a: (
+            -LAYER[a[0][0]], a[0][0], -LAYER[a[0][1]], a[0][1])):
+        mark = "   <-- runs back up" if LAYER[source] < LAYER[target] else ""
+        reached = len(targets[(source, target)])
+        out.append(f"  {source} -> {target}: {number}; {reached}{mark}")
+    up = sorted({(i.importer, i.imported) for i in found
+                 if LAYER[room_of(i.importer)] < LAYER[room_of(i.imported)]})
+    out += ["", f"imports that run back up (into a higher room): {len(up)}"]
+    out += [f"  {a} -> {b}" for a, b in up]
+    out += ["", f"module cycles: {len(walk.cycles())}"]
+    out += ["  " + " <-> ".join(group) for group in walk.cycles()]
+    graph: dict[str, set[str]] = {room: set() for room, _ in ROOMS}
+    for source, target in arrows:
+        graph[source].add(target)
+    room_cycles = walk.strongly_connected(graph)
+    out += [f"room cycles: {len(room_cycles)}"]
+    out += ["  " + " <-> ".join(group) for group in room_cycles]
+    big = sorted((lines, name) for name, lines in lines_of.items() if lines > 400)
+    out += ["", f"modules over 400 lines: {len(big)}"]
+    out += [f"  {name} {lines}" for lines, name in big]
+    layout = "server" if f"{P}.server" in modules else "wyoming_protocol"
+    for trip, steps in TRIPS[layout].items():
+        out += ["", f"trip of a {trip} (rooms in order; module: what happens there):"]
+        for number, (module, what) in enumerate(steps, 1):
+            mark = "" if f"{P}.{module}" in modules else "   MISSING in this tree"
+            out.append(f"  {number:>2}. [{room_of(P + '.' + module)}] {module}: {what}{mark}")
+        rooms = [room_of(f"{P}.{module}") for module, _ in steps]
+        changes = [room for index, room in enumerate(rooms)
+                   if index == 0 or room != rooms[index - 1]]
+        out.append(f"  rooms entered in order ({len(changes)}): {' > '.join(changes)}")
+    return out
+
+
+def main(argv: list[str]) -> int:
+    root = Path(argv[1]).resolve() if len(argv) > 1 else HERE
+    if not (root / P).is_dir():
+        print(f"error: {root} holds no {P}/ folder", file=sys.stderr)
+        return 2
+    print("\n".join(report(root)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,152 @@
+"""The voices being served: one owner that every protocol asks.
+
+:class:`VoiceLibrary` holds the catalogue, each voice's references (anchors of designed
+voices, clone prompts of cloned ones: :class:`.assets.VoiceAssets`), the folder watcher and
+the default voice's name. It answers the questions a request asks of its voice (which voice,
+:meth:`VoiceLibrary.route`; what it brings to the engine request, :meth:`VoiceLibrary.voice_part`)
+and takes every live change in one call (:meth:`VoiceLibrary.add`,
+:meth:`VoiceLibrary.remove`, voice folders found while running), so the Wyoming ``describe``,
+the HTTP voice list and the next request of any protocol see a change at once. Nobody else
+keeps a copy of the catalogue or of a voice's references.
+
+Everything here is called on the event loop thread, except :meth:`VoiceLibrary.voice_part`
+and :meth:`VoiceLibrary.anchor_codes`, which may build an anchor on the engine's thread and
+so are called from the text thread or the engine's thread (never the event loop).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from wyoming_omnivoice.voices.assets import (
+    VoiceAssets,
+    VoicePart,
+    WorkerEncoder,
+    folder_voice_watcher,
+)
+from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest, VoicePrompt
+    from wyoming_omnivoice.anchors.cache import Anchor
+    from wyoming_omnivoice.voices.engine_thread import EngineThread
+    from wyoming_omnivoice.voices.watch import FolderVoiceWatcher, NewVoice
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class VoiceLibrary:
+    """The catalogue and every voice's references (see the module docstring)."""
+
+    def __init__(self, catalog: VoiceCatalog, default_voice: str,
+                 assets: VoiceAssets | None = None) -> None:
+        self._catalog = catalog
+        #: The default voice's name (``--voice``): never removed.
+        self.default_voice = default_voice
+        self._assets = assets if assets is not None else VoiceAssets()
+        self._watcher: FolderVoiceWatcher | None = None
+
+    # ---- the catalogue ---------------------------------------------------------------
+
+    @property
+    def catalog(self) -> VoiceCatalog:
+        """The voices served now (a new value after every change: compare by identity)."""
+        return self._catalog
+
+    def get(self, name: str) -> VoicePreset | None:
+        return self._catalog.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._catalog
+
+    def default(self) -> VoicePreset:
+        return self._catalog.route(self.default_voice).preset
+
+    def route(self, name: str | None = None, language: str | None = None) -> VoicePreset:
+        """The voice for a request (an unknown name: the best voice of its language)."""
+        route = self._catalog.route(self.default_voice, name=name, language=language)
+        if route.note:
+            _LOGGER.warning("%s", route.note)
+        return route.preset
+
+    # ---- what a voice brings to a request ---------------------------------------------
+
+    def voice_part(self, preset: VoicePreset) -> VoicePart:
+        """The voice's design and reference; a designed voice's anchor is built now (on the
+        engine's thread) when it was not preloaded. Never call on the event loop."""
+        return self._assets.voice_part(preset)
+
+    def anchor_of(self, preset: VoicePreset) -> Anchor | None:
+        """The anchor a designed voice speaks with (built now when it was not preloaded:
+        never call on the event loop); None for a voice without one."""
+        return self._assets.anchor_for(preset)
+
+    def anchor_codes(self, engine: Engine, request: SynthesisRequest, options: DecodeOptions
+                     ) -> tuple[Any, str]:
+        """A new anchor's codes and how they were made, decoded like the served voices'
+        anchors (canonical where this server makes canonical ones); on the engine's thread."""
+        builder = self._assets.builder
+        if builder is None:
+            (codes,) = engine.generate_codes_batch([request], options=options)
+            return codes, f"{engine.precision}, {options.num_step} steps"
+        mode, (codes,) = builder.maker.generate(engine, [request])
+        builder.release_if_idle()
+        return codes, mode.label
+
+    # ---- live changes ----------------------------------------------------------------
+
+    def add(self, presets: Iterable[VoicePreset], *,
+            anchors: dict[str, Anchor] | None = None,
+            prompts: dict[str, VoicePrompt] | None = None) -> None:
+        """Serve these voices (new, or replacing the voice of their name) from the next
+        request and ``describe`` on, with their references (loop thread)."""
+        self._assets.anchors.update(anchors or {})
+        self._assets.prompts.update(prompts or {})
+        self._catalog = self._catalog.merged(presets)
+
+    def remove(self, name: str) -> None:
+        """A voice leaves the catalogue with its references (never the default voice)."""
+        if name == self.default_voice:
+            raise ValueError(f"{name!r} is the default voice (--voice); it cannot be removed")
+        self._catalog = VoiceCatalog(p for p in self._catalog if p.name != name)
+        self._assets.anchors.pop(name, None)
+        self._assets.prompts.pop(name, None)
+
+    def _add_found(self, found: list[NewVoice]) -> None:
+        self.add((voice.preset for voice in found),
+                 prompts={voice.preset.name: voice.prompt for voice in found})
+
+    # ---- the engine's thread, the folder watcher ---------------------------------------
+
+    def attach(self, worker: EngineThread) -> None:
+        """From now on, anchors are built on the worker's thread."""
+        self._assets.attach(worker)
+
+    def start_background(self) -> None:
+        """The preloaded voices' anchors not built yet, built now in the background."""
+        self._assets.start_background()
+
+    def watch_folders(self, encoder: WorkerEncoder, data_dir: Path,
+                      failed: set[str]) -> None:
+        """Voice folders added under ``<data-dir>/voices`` while running join the catalogue
+        (``failed``: folders already reported at start-up)."""
+        self._watcher = folder_voice_watcher(encoder, data_dir, self._add_found)
+        self._watcher.remember_failed(failed)
+
+    def look_for_voices(self) -> None:
+        """Give the folder watcher a chance to find new voices, and serving anchors a chance
+        to be replaced by canonical files that appeared (never blocks; on ``describe``)."""
+        if self._watcher is None:
+            return
+        try:
+            self._watcher.poll(set(self._catalog.names))
+            self._assets.adopt_canonical(list(self._catalog))
+        except Exception:
+            _LOGGER.exception("Looking for new voices failed")
+
+    def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.close()
