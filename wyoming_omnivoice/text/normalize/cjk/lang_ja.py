@@ -49,6 +49,9 @@ _SPACE_RE = re.compile(rf"(?<=[{_JA}]) (?=[{_JA}])")
 _NUM = r"[-−]?\d+(?:[.,]\d+)*"
 _BEFORE_RE = re.compile(rf"(?<![0-9A-Za-z.,])(?P<n>{_NUM})\s?(?P<u>°F|℉|km/h|㎞/h|キロ毎時)")
 _YMD_RE = re.compile(r"(?<![0-9A-Za-z/])(?P<y>\d{4})/(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![\d/])")
+# a month and day without a year, as Japanese writes them in short ("12/25" -> 十二月二十五日)
+_MD_RE = re.compile(
+    r"(?<![0-9A-Za-z/.,:])(?P<m>1[0-2]|0?[1-9])/(?P<d>3[01]|[12]\d|0?[1-9])(?![\d/])")
 _AMPM_RE = re.compile(r"(?P<t>\d{1,2}(?::\d\d)?)\s?(?P<ap>[AaPp])\.?[Mm]\.?(?![A-Za-z])")
 # the one-letter units the passes read only after a space ("5 W", not "5W" in English)
 _GLUED_UNIT_RE = re.compile(r"(?<=\d)(?=[WVglsh](?![A-Za-z]))")
@@ -57,6 +60,7 @@ _RANGE_RE = re.compile(r"(?<=\d)\s?[〜~～]\s?(?=[-−]?\d)")
 
 def _prepare(text: str) -> str:
     """"50km/h" -> "時速50キロ", "70°F" -> "華氏70度", "2024/12/03" -> "2024年12月3日",
+    "12/25" -> "12月25日",
     "1500W" -> "1500 W", "7:00 PM" -> "午後7:00", "20〜22" -> "20から22"."""
     def before(m: re.Match[str]) -> str:
         if m.group("u") in ("°F", "℉"):
@@ -66,6 +70,7 @@ def _prepare(text: str) -> str:
     text = _BEFORE_RE.sub(before, text)
     text = _YMD_RE.sub(lambda m: f"{m.group('y')}年{int(m.group('m'))}月{int(m.group('d'))}日",
                        text)
+    text = _MD_RE.sub(lambda m: f"{int(m.group('m'))}月{int(m.group('d'))}日", text)
     text = _AMPM_RE.sub(lambda m: ("午前" if m.group("ap") in "Aa" else "午後") + m.group("t"),
                         text)
     text = _GLUED_UNIT_RE.sub(" ", text)
