@@ -47,7 +47,9 @@ CURRENCIES = {
 _JA = r"\u3000-\u30ff\u4e00-\u9fff\uff01-\uff9f"
 _SPACE_RE = re.compile(rf"(?<=[{_JA}]) (?=[{_JA}])")
 _NUM = r"[-−]?\d+(?:[.,]\d+)*"
-_BEFORE_RE = re.compile(rf"(?<![0-9A-Za-z.,])(?P<n>{_NUM})\s?(?P<u>°F|℉|km/h|㎞/h|キロ毎時)")
+# the word said before the number, once: "時速15km/h" is 時速十五キロ, not 時速時速
+_BEFORE_RE = re.compile(rf"(?:(?:時速|秒速|華氏)\s?)?(?<![0-9A-Za-z.,])(?P<n>{_NUM})\s?"
+                        r"(?P<u>°F|℉|km/h|㎞/h|キロ毎時|m/s(?![A-Za-z]))")
 _YMD_RE = re.compile(r"(?<![0-9A-Za-z/])(?P<y>\d{4})/(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![\d/])")
 # a month and day without a year, as Japanese writes them in short ("12/25" -> 十二月二十五日)
 _MD_RE = re.compile(
@@ -59,12 +61,14 @@ _RANGE_RE = re.compile(r"(?<=\d)\s?[〜~～]\s?(?=[-−]?\d)")
 
 
 def _prepare(text: str) -> str:
-    """"50km/h" -> "時速50キロ", "70°F" -> "華氏70度", "2024/12/03" -> "2024年12月3日",
+    """"50km/h" -> "時速50キロ", "3m/s" -> "秒速3メートル", "70°F" -> "華氏70度", "2024/12/03" -> "2024年12月3日",
     "12/25" -> "12月25日",
     "1500W" -> "1500 W", "7:00 PM" -> "午後7:00", "20〜22" -> "20から22"."""
     def before(m: re.Match[str]) -> str:
         if m.group("u") in ("°F", "℉"):
             return f"華氏{m.group('n')}度"
+        if m.group("u") == "m/s":
+            return f"秒速{m.group('n')}メートル"
         return f"時速{m.group('n')}キロ"
 
     text = _BEFORE_RE.sub(before, text)
