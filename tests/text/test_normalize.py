@@ -201,7 +201,7 @@ def test_supports_language() -> None:
     for lang in ("en", "de", "fr", "es", "it", "nl", "zh", "yue", "en-US", "zh_TW", "Dutch",
                  "tr", "id", "vi", "Turkish", "pl", "pl-PL", "Polish", "ru", "Russian",
                  "pt", "pt-PT", "pt-BR", "pt_BR", "Portuguese", "sv", "sv-SE", "Swedish",
-                 "da", "Danish", "nb", "no", "nb-NO", "Norwegian Bokmål",
+                 "da", "Danish", "nb", "no", "nb-NO", "Norwegian Bokmål", "Norwegian",
                  "cs", "Czech", "uk", "Ukrainian", "fi", "Finnish",
                  "hu", "Hungarian", "sk", "Slovak", "sl", "sl-SI", "hr", "Croatian",
                  "bg", "bg-BG", "Bulgarian", "ca", "ca-ES", "Catalan", "ja", "Japanese"):

@@ -99,7 +99,8 @@ def _language_id(language: str | None) -> str | None:
         return value
     if value.lower() == "none":
         return None
-    return resolve_language(value) or ""  # "": a language we do not know
+    resolved = resolve_language(value) or ""  # "": a language we do not know
+    return REGIONAL.get(resolved.lower(), resolved)  # "Norwegian" -> "no" -> "nb"
 
 
 @cache

@@ -43,12 +43,10 @@ class Other:
     decimal_word: str
     minus_word: str
     percent_word: str
-    percent_first: bool = False
-    """The percent sign is written before the number ("%85", Turkish)."""
     hour_word: str = ""
     """Word after the hour of a clock time ("mười giờ ba mươi")."""
     grouped_fraction: bool = False
-    """Read a short fraction as a number ("virgül kırk beş") instead of digit by digit."""
+    """Read a short fraction as a number ("phẩy bốn mươi lăm") instead of digit by digit."""
     ordinal_pattern: str = r"(?!x)x"
     """Regex of a written ordinal with a group ``n`` ("ke-2", "2.")."""
     spaced: bool = True
@@ -87,19 +85,17 @@ LANGUAGES = {
 #: Languages whose rules here are on by default.
 ENABLED: frozenset[str] = frozenset(LANGUAGES)
 
-# Percent words that do not change with the number, for the languages that are off.
-_PERCENT = {"pt": "por cento", "sv": "procent", "da": "procent", "no": "prosent",
-            "ca": "per cent", "is": "prósent", "fi": "prosenttia", "hu": "százalék",
-            "pl": "procent", "sr": "posto",
+# Percent words that do not change with the number, for the languages that are off. A
+# language with a full table (`FULL_LANGUAGES`, and "no", read as "nb") never gets here.
+_PERCENT = {"is": "prósent", "sr": "posto",
             "th": "เปอร์เซ็นต์", "az": "faiz", "fa": "درصد", "cy": "y cant"}
 _DOT_DECIMAL = frozenset({"am", "bn", "cy", "fa", "he", "kn", "te", "th"})
-_DOT_ORDINAL = frozenset({"cs", "da", "fi", "hu", "is", "lv", "no", "pl", "sk", "sl", "sr"})
-_ORDINAL_SUFFIX = {"pt": r"(?<![\w.,])(?P<n>\d{1,3})[ºª°](?!\w)"}
+_DOT_ORDINAL = frozenset({"is", "lv", "sr"})
 
 
 def _from_num2words(code: str) -> Other:
     ordinal = (r"(?<![\w.,])(?P<n>\d{1,3})\.(?= \w)" if code in _DOT_ORDINAL
-               else _ORDINAL_SUFFIX.get(code, r"(?!x)x"))
+               else r"(?!x)x")
     return Other(code, decimal_word="", minus_word="", percent_word=_PERCENT.get(code, ""),
                  ordinal_pattern=ordinal, decimal_point=code in _DOT_DECIMAL,
                  spaced=code != "th")
@@ -116,8 +112,7 @@ _TIME_RE = re.compile(r"(?<![\w.:,])(?P<h>[01]?\d|2[0-3])[:.](?P<m>[0-5]\d)(?![\
 _LATIN = "0-9A-Za-zÀ-ÿ"
 _PATTERNS = {
     dot: (re.compile(rf"(?<![{_LATIN}.,]){_number_re(dot)}(?![{_LATIN}]|[.,:]\d)"),
-          re.compile(rf"(?<![{_LATIN}.,]){_number_re(dot)}\s?[%％]"),
-          re.compile(rf"[%％]\s?{_number_re(dot)}(?![\d])"))
+          re.compile(rf"(?<![{_LATIN}.,]){_number_re(dot)}\s?[%％]"))
     for dot in (False, True)
 }
 
@@ -135,7 +130,7 @@ def rules(code: str) -> Callable[[str], str] | None:
 def _rewrite(text: str, lang: Other) -> str:
     from wyoming_omnivoice.text.normalize.regex import sub
 
-    number_re, percent_after_re, percent_before_re = _PATTERNS[lang.decimal_point]
+    number_re, percent_re = _PATTERNS[lang.decimal_point]
     group = "," if lang.decimal_point else "."
 
     def number(match: re.Match[str]) -> str | None:
@@ -150,8 +145,7 @@ def _rewrite(text: str, lang: Other) -> str:
         if words is None or not lang.percent_word:
             return None
         space = " " if lang.spaced else ""
-        return f"{lang.percent_word}{space}{words}" if lang.percent_first else \
-            f"{words}{space}{lang.percent_word}"
+        return f"{words}{space}{lang.percent_word}"
 
     def ordinal(match: re.Match[str]) -> str | None:
         try:
@@ -160,6 +154,6 @@ def _rewrite(text: str, lang: Other) -> str:
             return None
 
     text = sub(_TIME_RE, lambda m: lang.time(int(m.group("h")), int(m.group("m"))), text)
-    text = sub(percent_before_re if lang.percent_first else percent_after_re, percent, text)
+    text = sub(percent_re, percent, text)
     text = sub(re.compile(lang.ordinal_pattern), ordinal, text)
     return sub(number_re, number, text)

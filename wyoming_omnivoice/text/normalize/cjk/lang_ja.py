@@ -47,8 +47,13 @@ CURRENCIES = {
 _JA = r"\u3000-\u30ff\u4e00-\u9fff\uff01-\uff9f"
 _SPACE_RE = re.compile(rf"(?<=[{_JA}]) (?=[{_JA}])")
 _NUM = r"[-−]?\d+(?:[.,]\d+)*"
-_BEFORE_RE = re.compile(rf"(?<![0-9A-Za-z.,])(?P<n>{_NUM})\s?(?P<u>°F|℉|km/h|㎞/h|キロ毎時)")
+# the word said before the number, once: "時速15km/h" is 時速十五キロ, not 時速時速
+_BEFORE_RE = re.compile(rf"(?:(?:時速|秒速|華氏)\s?)?(?<![0-9A-Za-z.,])(?P<n>{_NUM})\s?"
+                        r"(?P<u>°F|℉|km/h|㎞/h|キロ毎時|m/s(?![A-Za-z]))")
 _YMD_RE = re.compile(r"(?<![0-9A-Za-z/])(?P<y>\d{4})/(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![\d/])")
+# a month and day without a year, as Japanese writes them in short ("12/25" -> 十二月二十五日)
+_MD_RE = re.compile(
+    r"(?<![0-9A-Za-z/.,:])(?P<m>1[0-2]|0?[1-9])/(?P<d>3[01]|[12]\d|0?[1-9])(?![\d/])")
 _AMPM_RE = re.compile(r"(?P<t>\d{1,2}(?::\d\d)?)\s?(?P<ap>[AaPp])\.?[Mm]\.?(?![A-Za-z])")
 # the one-letter units the passes read only after a space ("5 W", not "5W" in English)
 _GLUED_UNIT_RE = re.compile(r"(?<=\d)(?=[WVglsh](?![A-Za-z]))")
@@ -56,16 +61,20 @@ _RANGE_RE = re.compile(r"(?<=\d)\s?[〜~～]\s?(?=[-−]?\d)")
 
 
 def _prepare(text: str) -> str:
-    """"50km/h" -> "時速50キロ", "70°F" -> "華氏70度", "2024/12/03" -> "2024年12月3日",
-    "1500W" -> "1500 W", "7:00 PM" -> "午後7:00", "20〜22" -> "20から22"."""
+    """"50km/h" -> "時速50キロ", "3m/s" -> "秒速3メートル", "70°F" -> "華氏70度",
+    "2024/12/03" -> "2024年12月3日", "12/25" -> "12月25日", "1500W" -> "1500 W",
+    "7:00 PM" -> "午後7:00", "20〜22" -> "20から22"."""
     def before(m: re.Match[str]) -> str:
         if m.group("u") in ("°F", "℉"):
             return f"華氏{m.group('n')}度"
+        if m.group("u") == "m/s":
+            return f"秒速{m.group('n')}メートル"
         return f"時速{m.group('n')}キロ"
 
     text = _BEFORE_RE.sub(before, text)
     text = _YMD_RE.sub(lambda m: f"{m.group('y')}年{int(m.group('m'))}月{int(m.group('d'))}日",
                        text)
+    text = _MD_RE.sub(lambda m: f"{int(m.group('m'))}月{int(m.group('d'))}日", text)
     text = _AMPM_RE.sub(lambda m: ("午前" if m.group("ap") in "Aa" else "午後") + m.group("t"),
                         text)
     text = _GLUED_UNIT_RE.sub(" ", text)

@@ -110,7 +110,9 @@ _NUM = r"[-−]?\d+(?:[.,]\d+)*"
 _MONTH_RE = re.compile(
     r"(?<![0-9A-Za-z.,])(?P<m>1[0-2]|0?[1-9])월(?:\s?(?P<d>[12]\d|3[01]|0?[1-9])일)?")
 _BELOW_ZERO_RE = re.compile(r"(?<![0-9A-Za-z.,])[-−](?P<n>\d+(?:\.\d+)?)\s?(?P<u>°C|℃|°|도)")
-_BEFORE_RE = re.compile(rf"(?<![0-9A-Za-z.,])(?P<n>{_NUM})\s?(?P<u>°F|℉|km/h|m/s)(?![A-Za-z])")
+# the word said before the number, once: "시속 15km/h" is 시속 십오 킬로미터
+_BEFORE_RE = re.compile(rf"(?:(?:시속|초속|화씨)\s?)?(?<![0-9A-Za-z.,])(?P<n>{_NUM})\s?"
+                        r"(?P<u>°F|℉|km/h|m/s)(?![A-Za-z])")
 _AMPM_RE = re.compile(r"(?P<t>\d{1,2}(?::\d\d)?)\s?(?P<ap>[AaPp])\.?[Mm]\.?(?![A-Za-z])")
 _RANGE_RE = re.compile(r"(?<=\d)\s?[〜~～]\s?(?=[-−]?\d)")
 _GLUED_UNIT_RE = re.compile(r"(?<=\d)(?=[WVglsh](?![A-Za-z]))")

@@ -130,8 +130,8 @@ def _unit_agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
 
 
 def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
-    """"επτά", "δεκατέσσερις και τριάντα", "μία και πέντε", "δώδεκα τα μεσάνυχτα"
-    (hours are feminine: "ώρα"; minutes neuter: "λεπτά")."""
+    """"επτά", "δεκατέσσερις και τριάντα", "μία και πέντε", "δώδεκα τα μεσάνυχτα", "εννέα το
+    βράδυ" (9 μ.μ.) (hours are feminine: "ώρα"; minutes neuter: "λεπτά")."""
     if minute < 0:
         return None
     if hour == 0 and minute == 0:
@@ -140,8 +140,17 @@ def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
     if minute:
         words += f" και {G.cardinal(minute)}"
     if suffix:
-        words += " το πρωί" if suffix.startswith("π") else " το απόγευμα"
+        words += f" {_part_of_day(hour, suffix.startswith('μ'))}"
     return words
+
+
+def _part_of_day(hour: int, pm: bool) -> str:
+    """What π.μ./μ.μ. is said as for the hour: "το μεσημέρι" (12-2 μ.μ.), "το απόγευμα"
+    (3-7), "το βράδυ" (8-11); "τα μεσάνυχτα" (12 π.μ.), "τα ξημερώματα" (1-4), "το πρωί"."""
+    hour %= 12
+    if pm:
+        return "το μεσημέρι" if hour <= 2 else "το απόγευμα" if hour <= 7 else "το βράδυ"
+    return "τα μεσάνυχτα" if hour == 0 else "τα ξημερώματα" if hour <= 4 else "το πρωί"
 
 
 def _date(day: int, month: int, year: int | None, ctx: Context) -> str:
@@ -151,6 +160,14 @@ def _date(day: int, month: int, year: int | None, ctx: Context) -> str:
 
 def _ordinal(value: int, suffix: str, ctx: Context) -> str:
     return G.ordinal(value, suffix)
+
+
+# an hour with π.μ./μ.μ. and no minutes ("στις 7 μ.μ.") is a clock time like "7:00 μ.μ."
+_HOUR_AMPM_RE = re.compile(r"(?<![\d:.,])(?P<h>1[0-2]|0?[1-9])(?=\s?[πμ]\.μ\.)")
+
+
+def _prepare(text: str) -> str:
+    return _HOUR_AMPM_RE.sub(lambda m: m.group("h") + ":00", text)
 
 
 _ARTICLE_RE = re.compile(r"\b(σ?τ)(ις|η) (?=μία\b)")
@@ -185,5 +202,6 @@ RULES = Language(
     ordinal_words=_ordinal,
     time_words=_time,
     date_words=_date,
+    prepare=_prepare,
     finish=_finish,
 )

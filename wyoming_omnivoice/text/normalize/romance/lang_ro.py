@@ -176,9 +176,9 @@ def _ordinal_words(value: int, suffix: str, ctx: Context) -> str:
 
 
 def _hour(hour: int) -> str:
-    """An hour as it agrees with "ora": "unu", "două", "douăsprezece", "douăzeci și una"
-    ("ora unu" is the one exception)."""
-    return "unu" if hour == 1 else agreeing(N.cardinal(hour, "ro"), hour, "f")
+    """An hour as it agrees with "ora": "două", "douăsprezece", "douăzeci și două"; one is
+    "unu", also in "ora douăzeci și unu" (not "una")."""
+    return "unu" if hour == 1 else agreeing(N.cardinal(hour, "ro"), hour, "n")
 
 
 def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
@@ -190,7 +190,8 @@ def _time(hour: int, minute: int, suffix: str, ctx: Context) -> str | None:
         return "miezul nopții"
     hours = _hour(hour)
     if minute:
-        minutes = agreeing(N.cardinal(minute, "ro"), minute, "f") if minute != 1 else "unu"
+        # the minutes agree with "minute", a neuter: "și două", "și douăzeci și unu"
+        minutes = agreeing(N.cardinal(minute, "ro"), minute, "n") if minute != 1 else "unu"
         hours = f"{hours} și {minutes}"
     return hours if ctx.before.lower() in ("ora", "orele") else f"ora {hours}"
 

@@ -60,11 +60,23 @@ _PERCENT_BEFORE_RE = re.compile(rf"(?<![\w%])%\s?(?P<n>{_NUM})")
 _PERCENT_AFTER_RE = re.compile(rf"(?<![\w.,])(?P<n>{_NUM})\s?%")
 _KMH_RE = re.compile(rf"(?<![\w.,])(?P<n>{_NUM})\s?(?:km/h|km/sa)(?!\w)")
 # an apostrophe after digits, a time, a percent or a unit symbol: the ending is the number's
+# (not a proper noun's: "1 Ocak'ta" keeps its apostrophe)
 _ENDING_RE = re.compile(
-    r"(?P<w>\d(?:[\d.,:]*\d)?\.?(?:\s?(?:°[CF]?|%|[A-Za-zµ/²³]{1,5}))?)['’](?=[a-zçğıöşü])")
+    r"(?P<w>\d(?:[\d.,:]*\d)?\.?(?:\s?(?:°[CF]?|%|(?![A-Z][a-z]{2})[A-Za-zµ/²³]{1,5}))?)"
+    r"['’](?=[a-zçğıöşü])")
+_UNIT_SYMBOLS = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True)
+                         if u[0].isalpha())
+# a price per unit: "1,25 TL/kWh" -> "kilovatsaat başına 1,25 TL" (the unit comes first,
+# before "başına", as Turkish says it); "kWh başına" -> "kilovatsaat başına"
+_PER_UNIT_RE = re.compile(
+    rf"(?<![\w.,])(?P<n>{_NUM}\s?(?:TL|₺|€|\$|£))\s?/\s?(?P<u>{_UNIT_SYMBOLS})(?![\w/])")
+_UNIT_BASINA_RE = re.compile(rf"(?<![\w/])(?P<u>{_UNIT_SYMBOLS}) (?=başına\b)")
 
 
 def _prepare(text: str) -> str:
+    text = _PER_UNIT_RE.sub(
+        lambda m: f"{UNITS[m.group('u')].forms[0]} başına {m.group('n')}", text)
+    text = _UNIT_BASINA_RE.sub(lambda m: f"{UNITS[m.group('u')].forms[0]} ", text)
     text = _ENDING_RE.sub(lambda m: m.group("w") + suffixes.MARK, text)
     text = _KMH_RE.sub(lambda m: f"saatte {m.group('n')} kilometre", text)
     text = _PERCENT_BEFORE_RE.sub(lambda m: f"yüzde {m.group('n')}", text)

@@ -6,7 +6,8 @@ a unit's ending follows its symbol ("W'ye"); so the ending is rebuilt from the w
 vowels harmonise with the word's last vowel (a/e; ı/i/u/ü), the first d/t and c/ç follow
 the word's last sound (voiceless after ç f h k p s ş t: "üçte", "kırkta"), a buffer
 consonant (y, s, n) stands only between two vowels ("ikiye", "beşi"), and "dört" softens
-before a vowel ("dördü", "dördüncü").
+before a vowel ("dördü", "dördüncü"); "saat" (and "kilovatsaat") takes front
+endings ("saate", "kilovatsaati").
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ def attach(word: str, written: str) -> str:
     if not stem_vowel_end and ending[0] in _VOWELS and stem.endswith("dört"):
         stem = stem[:-1] + "d"
     vowel = _last_vowel(stem)
+    if stem.lower().endswith("saat"):
+        vowel = "e"  # "saat" takes front endings: "saate", "saatte", "kilovatsaati"
     out = []
     for i, char in enumerate(ending):
         if char in "ae":
