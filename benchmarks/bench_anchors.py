@@ -6,7 +6,7 @@ Prints seconds per anchor (wall and CPU seconds: on a shared machine the CPU sec
 by the cores give the time on an idle one) and what the preloaded languages cost at the
 first start.
 
-    python -m benchmarks.bench_anchors --model-dir /work/bench-out/real \\
+    python -m benchmarks.bench_anchors --model-dir bench-out/real \\
         --voices de-female,fr-male --steps 16,32
 """
 

@@ -2,7 +2,7 @@
 """Engine benchmark: our onnxruntime engine against upstream PyTorch on the same weights.
 
     python -m benchmarks.bench_engine --preset mid                # CPU, builds bench-out/mid
-    python -m benchmarks.bench_engine --preset real --out /work/bench-out   # CPU targets
+    python -m benchmarks.bench_engine --preset real --out bench-out   # CPU targets
     python -m benchmarks.bench_engine --preset real --device cuda --precision fp16
     python -m benchmarks.bench_engine --model-dir DIR --no-upstream   # any model directory
 

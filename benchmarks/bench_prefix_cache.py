@@ -1,6 +1,6 @@
 """The opt-in prefix cache against the exact decode, side by side in one run.
 
-    python -m benchmarks.bench_prefix_cache --model-dir /work/models/real-random
+    python -m benchmarks.bench_prefix_cache --model-dir bench-out/real-random
     python -m benchmarks.bench_engine --model-dir DIR --precision int8 --steps 16 \\
         --no-upstream --sections prefix_cache --prefix-cache 2,4,8
 
@@ -143,7 +143,7 @@ def section_prefix_cache(engine: Engine, intervals: list[int], steps: int, repea
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model-dir", type=Path, default=Path("/work/models/real-random"))
+    parser.add_argument("--model-dir", type=Path, default=Path("bench-out/real-random"))
     parser.add_argument("--precision", default="int8")
     parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--prefix-cache", default="2,4,8",

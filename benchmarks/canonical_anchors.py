@@ -12,7 +12,7 @@ For each: engine load time, the default voice's anchor time, and ``VmRSS``/``Rss
 ``VmHWM`` after the load and after the anchor (plus the sampled peak of ``RssAnon``). The
 canonical modes' codes are compared (they must be the same anchor).
 
-    python -m benchmarks.canonical_anchors --model-dir /work/models/real-random
+    python -m benchmarks.canonical_anchors --model-dir bench-out/real-random
     python -m benchmarks.canonical_anchors --model-dir ... --modes canonical-mapped --limit-gb 1.5
 
 ``--limit-gb`` runs each mode inside a memory cgroup of that size (root only): whether the

@@ -278,7 +278,7 @@ def print_table(results: dict[tuple[str, str, str], list[Heard]], replies: dict[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model-dir", type=Path, default=Path("/work/models/real-random"))
+    parser.add_argument("--model-dir", type=Path, default=Path("bench-out/real-random"))
     parser.add_argument("--base", default=DEFAULT_BASE,
                         help=f"the revision to compare with (default {DEFAULT_BASE})")
     parser.add_argument("--replies", default=",".join(REPLIES))

@@ -1,6 +1,6 @@
 """Where an anchored short reply's time goes, and what the anchor's length costs per request.
 
-    python -m benchmarks.reply_profile --model-dir /work/models/real-random
+    python -m benchmarks.reply_profile --model-dir bench-out/real-random
     python -m benchmarks.reply_profile --model-dir DIR --anchors 1.5,2,3,4 --repeats 3
 
 Loads the model with the CPU defaults (int8, 16 steps unless told otherwise), builds one
@@ -86,7 +86,7 @@ def _profile(engine: Engine, text: str, anchor: tuple[np.ndarray, str] | None,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model-dir", type=Path, default=Path("/work/models/real-random"))
+    parser.add_argument("--model-dir", type=Path, default=Path("bench-out/real-random"))
     parser.add_argument("--precision", default="int8")
     parser.add_argument("--steps", type=int, default=16)
     parser.add_argument("--anchors", default="1.5,2,3,4",

@@ -22,8 +22,8 @@ model folder, side by side with the code of a base revision (a ``git worktree`` 
 
 Every run notes the 1-minute load average at its start (the machine may be shared).
 
-    python -m benchmarks.smallhost --model-dir /work/models/real-random --base 02eacd9
-    python -m benchmarks.smallhost --compare-int8 --model-dir /work/models/real-random
+    python -m benchmarks.smallhost --model-dir bench-out/real-random --base 02eacd9
+    python -m benchmarks.smallhost --compare-int8 --model-dir bench-out/real-random
 
 ``--compare-int8`` instead checks the streamed int8 preparation against onnxruntime's
 ``quantize_dynamic`` at this size: files byte for byte, time and peak memory of each.
@@ -328,7 +328,7 @@ def report(first: dict[str, Run], restarts: dict[str, list[Run]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model-dir", type=Path, default=Path("/work/models/real-random"))
+    parser.add_argument("--model-dir", type=Path, default=Path("bench-out/real-random"))
     parser.add_argument("--base", default="main", help="git revision to compare with")
     parser.add_argument("--limit-gb", type=float, default=2.5)
     parser.add_argument("--restarts", type=int, default=2)

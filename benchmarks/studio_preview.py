@@ -13,7 +13,7 @@ and prints the medians side by side with their ratio (the target: a preview cost
 trips meanwhile (median and worst), beside describes on the idle server.
 
     python -m benchmarks.studio_preview --model-dir tests/fixtures/models/tiny
-    python -m benchmarks.studio_preview --model-dir /work/models/real-random --rounds 5
+    python -m benchmarks.studio_preview --model-dir bench-out/real-random --rounds 5
 """
 
 from __future__ import annotations

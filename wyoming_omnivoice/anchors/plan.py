@@ -9,10 +9,10 @@ can, else in its serving mode, said in one line.
   onnxruntime's read-only memory map (``prepack=False``): measured at the real size, about
   0.1-0.3 GB of anonymous memory on top of the serving engine, and file-backed pages of the
   1.76 GB weights file that the kernel can drop, at no loss of speed against packed weights
-  and with the same codes (README "Voice anchors"). It is only loaded when an anchor must be
-  made, so where there is no room for it (:func:`canonical_need` against
-  :func:`wyoming_omnivoice.model.memory_room.memory_room`) the server says so once and
-  makes serving anchors.
+  and with the same codes (docs/voices.md, "The same person on every node"). It is only
+  loaded when an anchor must be made, so where there is no room for it
+  (:func:`canonical_need` against :func:`wyoming_omnivoice.model.memory_room.memory_room`) the server says so once
+  and makes serving anchors.
 """
 
 from __future__ import annotations

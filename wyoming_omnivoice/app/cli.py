@@ -92,7 +92,7 @@ def start(config: Config) -> int:
     if args.prefix_cache >= 2:
         _LOGGER.warning("--prefix-cache %d: requests reuse the prefix's keys and values "
                         "between refreshes every %d steps (faster, not exact; its effect on "
-                        "the sound is not known; README \"Prefix cache\")",
+                        "the sound is not known; docs/performance.md, \"Prefix cache\")",
                         args.prefix_cache, args.prefix_cache)
     worker = InferenceWorker(
         engine, options=dataclasses.replace(options, prefix_cache=args.prefix_cache),

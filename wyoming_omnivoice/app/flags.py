@@ -222,7 +222,8 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         "--prefix-cache", type=int, default=0, metavar="N",
         help="experimental, not exact: reuse the text and voice prefix's keys and values "
              "between decode steps, refreshed every N steps (2-128; CPU, int8 or fp32). "
-             "Faster; its effect on the sound is not known (README \"Prefix cache\"). "
+             "Faster; its effect on the sound is not known (docs/performance.md, "
+             "\"Prefix cache\"). "
              "0 or 1: the exact decode (default: 0)")
     parser.add_argument(
         "--allow-tf32", action="store_true",

@@ -7,7 +7,7 @@
   states within 1e-5 of the published graph, the same codes on every golden case.
 * ``int8``: the prepared backbone with its weight matrix products in dynamic int8
   (per channel weights, activations quantized at run time). About a third of the fp32
-  forward time on a CPU; not exact (see README "Speed").
+  forward time on a CPU; not exact (see docs/performance.md, "Speed").
 * ``fp16``: the prepared backbone with matrix products and attention in fp16 and
   norms, softmax, residual stream and I/O in fp32, kept in fp32 wherever calibration
   prompts come near fp16's range (GPU only: the CPU provider computes fp16 in fp32).
@@ -22,9 +22,9 @@
 * ``published``: the published file as it is (only its NaN guards removed in memory).
 * ``auto``: the device default below.
 
-Defaults per device (README "Speed" has the measured costs): on the CPU ``int8`` and 16
-diffusion steps (the fastpath study found int8 costs about one WER point and 12-16 steps
-stay within noise of 32); on CUDA ``fp32`` with TF32 off and 32 steps until fp16 is
+Defaults per device (docs/performance.md, "Speed", has the measured costs): on the CPU
+``int8`` and 16 diffusion steps (the fastpath study found int8 costs about one WER point
+and 12-16 steps stay within noise of 32); on CUDA ``fp32`` with TF32 off and 32 steps until fp16 is
 verified on a GPU. ``--precision fp32 --num-steps 32`` is the exact mode everywhere.
 """
 

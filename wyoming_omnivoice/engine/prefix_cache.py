@@ -12,8 +12,8 @@ Not exact for ``N >= 2``: the prefix's hidden states at layers >= 1 depend on th
 through the bidirectional attention, and between refreshes they are those of the last
 refresh. With the int8 backbone a cached step is also quantized over fewer positions (its
 activation scales are per tensor). ``N`` of 0 or 1 is the exact decode, the same code path.
-Its effect on the sound cannot be judged without the real weights; README "Prefix cache"
-has the measured speed and agreement on random weights.
+Its effect on the sound cannot be judged without the real weights; docs/performance.md,
+"Prefix cache", has the measured speed and agreement on random weights.
 
 Runs on the numpy step path (CPU, no IO binding) with a prepared fp32 or int8 backbone: a
 second onnxruntime session of the same weights (its own packed copy of them in memory).

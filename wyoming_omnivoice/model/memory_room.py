@@ -7,7 +7,7 @@ less what the cgroup already holds apart from reclaimable file cache, and never 
 the host's ``MemAvailable``. Docker ``--memory``, the Home Assistant Supervisor and systemd
 limits are all cgroup limits.
 
-The need is estimated from the model files (calibrated at the real model size, README
+The need is estimated from the model files (calibrated at the real model size, docs/install.md,
 "What it needs"): the runtime, the backbone as it is held (int8: its prepared weights,
 about a quarter of the fp32 file; fp32: the fp32 weights once, packed; fp16: the
 preparation holds the fp32 model several times), the heads and scoring graphs, the vocoder,

@@ -1,6 +1,6 @@
 """Why a request is not served: an error code and a message for a person.
 
-The codes are the protocol's (README's protocol section lists them): the Wyoming handler
+The codes are the protocol's (docs/home-assistant.md lists them): the Wyoming handler
 sends them in ``error`` events, the HTTP API in its JSON errors. A request that fails still
 ends properly (see :mod:`wyoming_omnivoice.wyoming_protocol.handler`).
 """

@@ -1,5 +1,5 @@
 """The HTTP endpoints: the studio's JSON API (``/api/...``) and the OpenAI-compatible speech
-endpoints (``/v1/audio/...``). README lists them with their bodies and answers.
+endpoints (``/v1/audio/...``). docs/studio.md lists them with their bodies and answers.
 
 Handlers only translate HTTP to :class:`.studio.Studio` calls and back.
 """

@@ -1,7 +1,7 @@
 """Errors on the Wyoming side: request errors as ``error`` events, connection-level codes.
 
 Every ``error`` event the server sends carries one of the codes of
-:mod:`wyoming_omnivoice.speech.errors`; README's protocol section lists them. A request that
+:mod:`wyoming_omnivoice.speech.errors`; docs/home-assistant.md lists them. A request that
 fails still ends properly: a one-shot request with ``audio-stop``, a stream with
 ``synthesize-stopped`` (see :mod:`.handler`).
 """

@@ -9,7 +9,7 @@ reading while its audio is made (a client that goes away is noticed at once and 
 pending work is cancelled), sentence N+1 is decoded while sentence N is being sent, and
 answers keep the order of requests.
 
-Protocol choices (see the README):
+Protocol choices (see docs/home-assistant.md):
 
 - Every one-shot ``synthesize`` ends with ``audio-stop`` and every stream with
   ``synthesize-stopped``, whatever happened; an ``error`` event may come first (clients that
