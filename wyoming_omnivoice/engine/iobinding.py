@@ -71,6 +71,10 @@ class _Buffers:
     hidden: Any
     hidden_cast: Any | None
     graph_id: int
+    #: The :class:`BoundStep` whose masks the buffers hold: decodes of the same shape may
+    #: interleave step by step (a request's and a background anchor's), each uploads its
+    #: own masks again when it takes the buffers back.
+    owner: Any = None
 
 
 class StepRunner:
@@ -177,8 +181,7 @@ class BoundStep:
         (self.grid,) = batch.grids
         buf = runner.buffers(self.grid.rows, self.grid.length)
         self.buf = buf
-        buf.audio_mask.update_inplace(np.ascontiguousarray(self.grid.audio_mask))
-        buf.attention_mask.update_inplace(np.ascontiguousarray(self.grid.mask))
+        self._take_buffers()
 
         self.embed_binding = runner.embeddings.session.io_binding()
         self.embed_binding.bind_ortvalue_input("input_ids", buf.ids)
@@ -225,10 +228,17 @@ class BoundStep:
         for name in want:
             self.score_binding.bind_output(name, "cpu")
 
+    def _take_buffers(self) -> None:
+        self.buf.audio_mask.update_inplace(np.ascontiguousarray(self.grid.audio_mask))
+        self.buf.attention_mask.update_inplace(np.ascontiguousarray(self.grid.mask))
+        self.buf.owner = self
+
     def run(self, stats: Any) -> list[np.ndarray]:
         """One model evaluation of the current token grid; ``[B, 8, T]`` arrays out."""
         runner = self.runner
         t0 = time.perf_counter()
+        if self.buf.owner is not self:
+            self._take_buffers()
         self.buf.ids.update_inplace(self.grid.ids)
         runner.embeddings.session.run_with_iobinding(self.embed_binding)
         if self.cast_in is not None:
