@@ -34,7 +34,6 @@ from wyoming_omnivoice.engine.planning import (
     SynthesisRequest,
     chunk_plan,
     plan_request,
-    replan,
 )
 from wyoming_omnivoice.engine.postprocess import cross_fade_chunks, post_process
 from wyoming_omnivoice.engine.precision import VARIANTS, check_precision, resolve_precision
@@ -48,6 +47,7 @@ from wyoming_omnivoice.engine.reference import (
     prepare_reference,
 )
 from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
+from wyoming_omnivoice.engine.session import SynthesisSession
 from wyoming_omnivoice.engine.sessions import choose_providers
 
 _LOGGER = logging.getLogger(__name__)
@@ -345,27 +345,22 @@ class Engine:
     def synthesize_batch(
         self, requests: Sequence[SynthesisRequest], *, options: DecodeOptions | None = None
     ) -> list[np.ndarray]:
-        """Synthesize several requests together (one decode per chunk round)."""
-        options = options or DecodeOptions()
-        plans = [self._plan(req) for req in requests]
-        chunked = [self._chunk_plans(plan) for plan in plans]
-        codes: list[list[np.ndarray]] = [[] for _ in plans]
-        rounds = max((len(c) for c in chunked), default=0)
-        for round_index in range(rounds):
-            members = [i for i, chunks in enumerate(chunked) if round_index < len(chunks)]
-            round_plans = []
-            for i in members:
-                plan = chunked[i][round_index]
-                if round_index > 0 and plans[i].ref_codes is None:
-                    # Upstream: later chunks of an uncloned text clone chunk 0's voice.
-                    plan = self._at_least_minimum(
-                        replan(plan, ref_codes=codes[i][0], ref_text=chunked[i][0].text))
-                round_plans.append(plan)
-            for i, result in zip(members, self._decode(round_plans, options), strict=True):
-                codes[i].append(result)
-        return [
-            self._render(chunks, plan.ref_rms) for chunks, plan in zip(codes, plans, strict=True)
-        ]
+        """Synthesize several requests together (a :class:`.session.SynthesisSession`:
+        each request's long-text chunks one after the other, chunk 0 the voice of the
+        next); per-item results equal single syntheses."""
+        session = self.open_session(options or DecodeOptions())
+        items = [session.add(request) for request in requests]
+        session.run()
+        self.decoder.last_stats = session.stats
+        for item in items:
+            if item.error is not None:
+                raise item.error
+        return [item.result for item in items if item.result is not None]
+
+    def open_session(self, options: DecodeOptions | None = None) -> SynthesisSession:
+        """A step-level session (:mod:`.session`): requests join a running decode at the
+        next step boundary and leave when done; the owner calls ``step()``."""
+        return SynthesisSession(self, options or DecodeOptions())
 
     def decode_audio(self, codes: np.ndarray) -> np.ndarray:
         """Vocoder: int ``[8, T]`` codes to raw float32 audio (no post-processing)."""

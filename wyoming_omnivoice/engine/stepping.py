@@ -30,10 +30,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from wyoming_omnivoice.engine.decode_types import DecodeOptions, DecodeStats
 from wyoming_omnivoice.engine.layouts import Batch, natural_length
 from wyoming_omnivoice.engine.prompt import Prompt
 from wyoming_omnivoice.engine.schedule import unmask_counts
@@ -52,8 +53,22 @@ from wyoming_omnivoice.engine.selection import (
     sample_classes,
 )
 
-if TYPE_CHECKING:
-    from wyoming_omnivoice.engine.decoder import DecodeOptions, Decoder, DecodeStats
+
+class StepSource(Protocol):
+    """What a :class:`Stepper` uses of its :class:`.decoder.Decoder`."""
+
+    max_positions: int | None
+
+    def _scorer_for(self, options: DecodeOptions) -> Any: ...
+
+    def layout_for(self, prompts: list[Prompt]) -> str: ...
+
+    def shape_for(self, prompts: list[Prompt], pad_to: int | None = None,
+                  layout: str | None = None
+                  ) -> tuple[int | tuple[int, ...] | None, int | None]: ...
+
+    def _step(self, batch: Batch, scorer: Any, guidance: np.ndarray, want: list[str],
+              prefix_cache: int = 0) -> Any: ...
 
 _local = threading.local()
 
@@ -115,10 +130,8 @@ class DecodeState:
 class Stepper:
     """The active decode states of one set of options, stepped together."""
 
-    def __init__(self, decoder: Decoder, options: DecodeOptions,
+    def __init__(self, decoder: StepSource, options: DecodeOptions,
                  pad_to: int | None = None) -> None:
-        from wyoming_omnivoice.engine.decoder import DecodeStats
-
         self.decoder, self.options, self.pad_to = decoder, options, pad_to
         self.active: list[DecodeState] = []
         self.stats: DecodeStats = DecodeStats()
@@ -133,8 +146,9 @@ class Stepper:
 
     @property
     def joinable(self) -> bool:
-        """New items may join now (a prefix-cache batch is whole: only when empty)."""
-        return not (self.whole and self.active)
+        """New items may join now (a prefix-cache batch is whole: only before its first
+        step)."""
+        return not (self.whole and any(s.step for s in self.active))
 
     def start(self, prompt: Prompt, rng: np.random.Generator, owner: Any = None
               ) -> DecodeState:
