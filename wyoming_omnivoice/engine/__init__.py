@@ -33,9 +33,12 @@ __all__ = [
     "DecodeOptions",
     "Engine",
     "ModelError",
+    "SessionItem",
     "SynthesisRequest",
+    "SynthesisSession",
     "VoicePrompt",
     "advertised_language_code",
+    "between_steps",
     "choose_providers",
     "default_num_steps",
     "default_precision",
@@ -72,11 +75,14 @@ _PUBLIC = {
     "PROMPT_FORMAT_VERSION": "reference",
     "REQUIRED_FILES": "model_files",
     "SHORT_REPLY": "core",
+    "SessionItem": "session",
     "SynthesisRequest": "planning",
+    "SynthesisSession": "session",
     "TOKENIZER": "model_files",
     "VARIANTS": "precision",
     "VoicePrompt": "reference",
     "advertised_language_code": "languages",
+    "between_steps": "stepping",
     "choose_providers": "sessions",
     "default_num_steps": "precision",
     "default_precision": "precision",
@@ -129,8 +135,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.reference import VoicePrompt as VoicePrompt
     from wyoming_omnivoice.engine.reference import load_reference_audio as load_reference_audio
     from wyoming_omnivoice.engine.reference import read_prompt_extras as read_prompt_extras
+    from wyoming_omnivoice.engine.session import SessionItem as SessionItem
+    from wyoming_omnivoice.engine.session import SynthesisSession as SynthesisSession
     from wyoming_omnivoice.engine.sessions import choose_providers as choose_providers
     from wyoming_omnivoice.engine.sessions import return_freed_memory as return_freed_memory
+    from wyoming_omnivoice.engine.stepping import between_steps as between_steps
 
 
 __getattr__ = lazy_getattr(__name__, _PUBLIC, globals())

@@ -97,6 +97,12 @@ class SynthesisSession:
         """Requests in the running batch now (one decode state each)."""
         return len(self._stepper.active)
 
+    @property
+    def joinable(self) -> bool:
+        """A request added now joins at the next step (a prefix-cache batch is whole: it
+        waits until the running one has finished)."""
+        return self._stepper.joinable
+
     def add(self, request: SynthesisRequest, *, codes_only: bool = False, tag: Any = None
             ) -> SessionItem:
         """Plan ``request`` (a bad one raises ``ValueError`` here) and let it join at the
