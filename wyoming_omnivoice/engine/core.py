@@ -34,6 +34,7 @@ from wyoming_omnivoice.engine.planning import (
     SynthesisRequest,
     chunk_plan,
     plan_request,
+    replan,
 )
 from wyoming_omnivoice.engine.postprocess import cross_fade_chunks, post_process
 from wyoming_omnivoice.engine.precision import VARIANTS, check_precision, resolve_precision
@@ -345,21 +346,33 @@ class Engine:
     def synthesize_batch(
         self, requests: Sequence[SynthesisRequest], *, options: DecodeOptions | None = None
     ) -> list[np.ndarray]:
-        """Synthesize several requests together (a :class:`.session.SynthesisSession`:
-        each request's long-text chunks one after the other, chunk 0 the voice of the
-        next); per-item results equal single syntheses."""
-        session = self.open_session(options or DecodeOptions())
-        items = [session.add(request) for request in requests]
-        session.run()
-        self.decoder.last_stats = session.stats
-        for item in items:
-            if item.error is not None:
-                raise item.error
-        return [item.result for item in items if item.result is not None]
+        """Synthesize several requests together (one decode per chunk round)."""
+        options = options or DecodeOptions()
+        plans = [self._plan(req) for req in requests]
+        chunked = [self._chunk_plans(plan) for plan in plans]
+        codes: list[list[np.ndarray]] = [[] for _ in plans]
+        rounds = max((len(c) for c in chunked), default=0)
+        for round_index in range(rounds):
+            members = [i for i, chunks in enumerate(chunked) if round_index < len(chunks)]
+            round_plans = []
+            for i in members:
+                plan = chunked[i][round_index]
+                if round_index > 0 and plans[i].ref_codes is None:
+                    # Upstream: later chunks of an uncloned text clone chunk 0's voice.
+                    plan = self._at_least_minimum(
+                        replan(plan, ref_codes=codes[i][0], ref_text=chunked[i][0].text))
+                round_plans.append(plan)
+            for i, result in zip(members, self._decode(round_plans, options), strict=True):
+                codes[i].append(result)
+        return [
+            self._render(chunks, plan.ref_rms) for chunks, plan in zip(codes, plans, strict=True)
+        ]
 
     def open_session(self, options: DecodeOptions | None = None) -> SynthesisSession:
         """A step-level session (:mod:`.session`): requests join a running decode at the
-        next step boundary and leave when done; the owner calls ``step()``."""
+        next step boundary and leave when done; its owner calls ``step()``. Per request,
+        the same audio (or codes) as :meth:`synthesize_batch` (:meth:`generate_codes_batch`).
+        """
         return SynthesisSession(self, options or DecodeOptions())
 
     def decode_audio(self, codes: np.ndarray) -> np.ndarray:
