@@ -94,7 +94,7 @@ def start(config: Config) -> int:
         engine, options=dataclasses.replace(options, prefix_cache=args.prefix_cache),
         max_queued=2 * args.max_concurrent + args.max_batch_size,
         max_batch=args.max_batch_size, batch_window_s=args.batch_window_ms / 1000.0,
-        in_flight=lambda: len(demand),
+        in_flight=lambda: len(demand), scheduling=args.scheduling,
     )
     assets.attach(worker)
     watcher = folder_voice_watcher(WorkerEncoder(worker, engine.fingerprint), data_dir,
