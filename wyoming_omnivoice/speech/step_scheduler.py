@@ -51,6 +51,8 @@ class StepScheduler:
         self.session: SynthesisSession = worker.engine.open_session(worker.options)
         #: Session items and their jobs (worker thread only).
         self.jobs: dict[SessionItem, tuple[Job, float]] = {}
+        #: Jobs taken from the queue and not in the session yet.
+        self.joining: list[Job] = []
         self.in_background = False
 
     # -- the loops -----------------------------------------------------------------------
@@ -134,14 +136,17 @@ class StepScheduler:
         worker = self.worker
         if jobs and not self.session.active:
             worker.batches += 1
+        self.joining = list(jobs)
         for job in jobs:
             worker._started(job)
             try:
                 item = self.session.add(job.request, tag=job)
             except Exception as err:
+                self.joining.remove(job)
                 self._release(1)
                 worker._report_failure(job, err)
                 continue
+            self.joining.remove(job)
             self.jobs[item] = (job, time.monotonic())
         worker.largest_batch = max(worker.largest_batch, self.session.decoding)
 
@@ -194,6 +199,7 @@ class StepScheduler:
 
     def fail_all(self, error: BaseException) -> list[Job]:
         """The jobs in the session (the worker died)."""
-        jobs = [job for job, _ in self.jobs.values()]
+        jobs = [job for job, _ in self.jobs.values()] + self.joining
         self.jobs.clear()
+        self.joining = []
         return jobs

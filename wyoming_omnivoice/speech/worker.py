@@ -345,13 +345,15 @@ class InferenceWorker:
                 self._background.clear()
                 self._current = []
                 self._running = 0
+            # The death is reported before the waiters learn of it: whoever a failed job
+            # wakes finds the worker dead and reported.
+            if self.on_death is not None:
+                self.on_death(err)
             for job in dropped:
                 self._deliver(job, error=WorkerStoppedError("the synthesis worker died"))
             for pending_call in calls:
                 _resolve(pending_call.future,
                         error=WorkerStoppedError("the synthesis worker died"))
-            if self.on_death is not None:
-                self.on_death(err)
 
     def _run_call(self, call: _Call) -> None:
         if not call.future.set_running_or_notify_cancel():
