@@ -221,6 +221,7 @@ def start(args: argparse.Namespace, extra: list[str], log: Path) -> tuple[Any, s
     command = [sys.executable, "-m", "wyoming_omnivoice", "--uri", uri, "--model-dir",
                str(args.model_dir), "--device", args.device, "--data-dir", str(data_dir),
                *steps, *extra]
+    log.parent.mkdir(parents=True, exist_ok=True)
     handle = log.open("wb")
     process = subprocess.Popen(command, cwd=bench_server.REPO_ROOT, stdout=handle,
                                stderr=subprocess.STDOUT,
