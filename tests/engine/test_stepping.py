@@ -193,3 +193,25 @@ def test_choose_cells_ties_take_the_lower_flat_index() -> None:
     out = choose_cells(tokens, pred, conf, np.array([2, 3]), None, penalty, 5.0)
     assert out[0, 0].tolist() == [5, 1, 2] and (out[0, 1:] == 1024).all()
     assert out[1, 0].tolist() == [24, 25, 0] and out[1, 1].tolist() == [27, 1024, 0]
+
+
+def test_prefix_cache_session_is_whole() -> None:
+    """With the prefix cache (refreshes counted per batch, not exact) a request added after
+    the batch's first step waits until the batch ends; each gets what a batch of its own
+    start gets."""
+    engine = Engine.load(TINY_MODEL, device="cpu", precision="fp32", prefix_cache=2)
+    options = DecodeOptions(num_step=6, prefix_cache=2)
+    session = engine.open_session(options)
+    first = [session.add(r, codes_only=True) for r in REQUESTS[:2]]
+    session.step()
+    assert not session.joinable
+    late = session.add(REQUESTS[2], codes_only=True)
+    sizes = []
+    while session.active:
+        sizes.append(session.decoding)
+        session.step()
+    assert sizes == [2] * 5 + [1] * 6
+    together = engine.generate_codes_batch(REQUESTS[:2], options=options)
+    for item, codes in zip(first, together, strict=True):
+        np.testing.assert_array_equal(item.result, codes)
+    np.testing.assert_array_equal(late.result, alone_codes(engine, REQUESTS[2], options))

@@ -148,6 +148,7 @@ class SynthesisSession:
                     self._finish(item)
             if item.done:
                 finished.append(item)
+        self._admit(finished)  # waiting for a whole batch that has just ended
         for item in finished:
             if item in self._items:
                 self._items.remove(item)
