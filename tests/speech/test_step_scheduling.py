@@ -223,3 +223,19 @@ async def test_stop_drains_the_decode_and_ends_background_work(make_worker,
     with pytest.raises(WorkerStoppedError):
         await asyncio.wrap_future(background)
     assert watch.events.count((70,)) == 3 and watch.events.count((51,)) == 8
+
+
+async def test_urgent_call_runs_at_the_next_step_of_background_work(
+        make_worker, watch: Watch) -> None:
+    """A call someone waits for (a request's own voice anchor, a studio take) runs at the
+    background's next step boundary, not after the background work."""
+    worker = make_worker()
+    background = worker.call(
+        lambda e: e.generate_codes_batch([BACKGROUND], options=OPTIONS)[0], background=True)
+    watch.gate(2)
+    await watch.meanwhile(2)
+    urgent = worker.call(lambda e: watch.events.append("urgent"))
+    watch.go(2)
+    await asyncio.wrap_future(urgent)
+    await asyncio.wrap_future(background)
+    assert watch.events == [(70,)] * 2 + ["urgent"] + [(70,)] * 6
