@@ -1,8 +1,9 @@
 """Concurrent clients against the server, whole-batch against step scheduling, side by side.
 
-Starts one server per ``--scheduling`` mode (``batch``: a batch is decoded to the end before
-the next; ``step``: a request joins the running decode at the next diffusion step) on the
-same model, then for each number of concurrent clients (1, 2, 4, 8, 16 by default) runs the
+Starts one server per ``--scheduling`` mode (``batch``: the former worker, a batch decoded
+to the end before the next; ``gated``: step scheduling where a request starts when the
+requests decoding are done, the CPU's default; ``step``: a request joins the running decode
+at the next diffusion step, CUDA's default) on the same model, then for each number of concurrent clients (1, 2, 4, 8, 16 by default) runs the
 same load on each server in turn (interleaved, so a busy shared machine slows both alike):
 every client sends one-shot short replies over the real ``wyoming`` client, one after the
 other, with exponential pauses between them (Poisson arrivals, seeded: the same schedule for
@@ -173,8 +174,8 @@ def main() -> None:
     parser.add_argument("--mean-gap-s", type=float, default=0.5,
                         help="mean pause between a client's replies (exponential)")
     parser.add_argument("--max-batch-size", type=int, default=16)
-    parser.add_argument("--modes", nargs="+", default=["batch", "step"],
-                        choices=["batch", "step"])
+    parser.add_argument("--modes", nargs="+", default=["batch", "gated", "step"],
+                        choices=["batch", "gated", "step", "auto"])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--server-arg", action="append", default=[],

@@ -52,9 +52,7 @@ async def test_lone_request_is_synthesized(make_worker) -> None:
 
 
 async def test_requests_pending_while_busy_are_batched(make_worker, engine: Engine) -> None:
-    """Whole-batch scheduling: requests that arrive during a decode wait for it to end and
-    then share the next batch."""
-    worker = make_worker(batch_window_s=0.0, scheduling="batch")
+    worker = make_worker(batch_window_s=0.0)
     first = worker.submit(request(LONG_TEXT))
     await first.started  # the worker is decoding the first request now
     second = worker.submit(request("Second.", seed=2))

@@ -141,7 +141,7 @@ async def test_requests_join_the_running_decode(make_worker, watch: Watch,
                                                 engine: Engine) -> None:
     """Requests arriving while one decodes join it at the next step (up to max_batch); each
     gets exactly the audio it gets alone; the first leaves when its steps are done."""
-    worker = make_worker(max_batch=3)
+    worker = make_worker(max_batch=3, scheduling="step")
     first = req("The first request is long enough.", 1, 60)
     others = [req("Second.", 2, 41), req("Third one.", 3, 42), req("Fourth, queued.", 4, 43)]
     watch.gate(2)
@@ -154,6 +154,27 @@ async def test_requests_join_the_running_decode(make_worker, watch: Watch,
     assert sizes[:3] == [1, 1, 3]  # two joined at the third step; the fourth waits for room
     assert watch.events.index(("delivered", 60, "audio")) < watch.events.index((41, 42, 43))
     assert worker.largest_batch == 3 and worker.batches == 1 and worker.jobs_done == 4
+    for audio, request in zip(audios, [first, *others], strict=True):
+        np.testing.assert_array_equal(audio, alone_audio(engine, request))
+
+
+async def test_gated_requests_start_when_the_running_ones_are_done(
+        make_worker, watch: Watch, engine: Engine) -> None:
+    """``gated`` (the CPU's default): requests arriving during a decode wait until the
+    requests in it are done, then start together."""
+    worker = make_worker(scheduling="gated")
+    assert make_worker().scheduling == "gated"  # auto, on the CPU
+    first = req("The first request is long enough.", 1, 60)
+    others = [req("Second.", 2, 41), req("Third one.", 3, 42)]
+    watch.gate(2)
+    job = worker.submit(first)
+    await watch.meanwhile(2)
+    jobs = [worker.submit(r) for r in others]
+    watch.go(2)
+    audios = await asyncio.gather(job.future, *(j.future for j in jobs))
+    assert watch.events == [(60,)] * 8 + [("delivered", 60, "audio")] + [(41, 42)] * 8 \
+        + [("delivered", 41, "audio"), ("delivered", 42, "audio")]
+    assert worker.batches == 2 and worker.largest_batch == 2
     for audio, request in zip(audios, [first, *others], strict=True):
         np.testing.assert_array_equal(audio, alone_audio(engine, request))
 

@@ -1,19 +1,21 @@
 """The worker's step-level scheduling: requests join a running decode at the next step, and
 background work yields to them at every step boundary.
 
-The worker thread (``scheduling="step"``, the default) keeps one engine
+The worker thread (``scheduling`` ``step`` or ``gated``) keeps one engine
 :class:`~wyoming_omnivoice.engine.SynthesisSession` and loops:
 
 - jobs queued join the session (up to ``max_batch`` decoding at once) at the next step
-  boundary; a lone job starts at once; with more requests in flight and nothing decoding,
-  the batch window waits a little for them as before;
+  boundary (``gated``: only when no request is in it, so a CPU finishes the requests it
+  has before it starts the next ones); a lone job starts at once; with more requests in
+  flight and nothing decoding, the batch window waits a little for them as before;
 - one step: every request in the session advances by one of its own diffusion steps; the
   requests whose last step is done get their audio (vocoder and post-processing run then)
   on their future; a cancelled job leaves the batch at the next boundary; an engine error
   fails only the requests whose own step fails;
 - urgent calls (``call(run)``: a request waits for its voice's anchor, a studio take, a
-  voice folder's reference) run when nothing decodes, or between two steps once they have
-  waited :data:`.worker.CALL_MAX_WAIT_S`;
+  voice folder's reference) never run beside a decode: they run when no request decodes,
+  before the jobs queued; once one has waited :data:`.worker.CALL_MAX_WAIT_S` no job joins
+  until the requests decoding are done and it has run (as between batches before);
 - background calls (``call(run, background=True)``: voice anchors made in the background)
   run only when no request waits or decodes. Every decode they make calls the engine's
   step hook (``engine.between_steps``) between its steps; there this loop serves every
@@ -46,8 +48,10 @@ STEP = "step"
 class StepScheduler:
     """The worker thread's loop in step scheduling (see the module docstring)."""
 
-    def __init__(self, worker: InferenceWorker) -> None:
+    def __init__(self, worker: InferenceWorker, *, join_running: bool = True) -> None:
         self.worker = worker
+        #: Jobs join a running decode (``step``), or only an empty session (``gated``).
+        self.join_running = join_running
         self.session: SynthesisSession = worker.engine.open_session(worker.options)
         #: Session items and their jobs (worker thread only).
         self.jobs: dict[SessionItem, tuple[Job, float]] = {}
@@ -93,14 +97,10 @@ class StepScheduler:
                 if joining:
                     break
                 if self.session.active:
-                    urgent = worker._calls
-                    if urgent and time.monotonic() - urgent[0].submitted_at \
-                            > worker.call_max_wait_s:
-                        return urgent.popleft()
                     return STEP
                 if worker.stopping:
                     return None
-                if worker._calls:
+                if worker._calls:  # nothing decodes, and no job starts first
                     return worker._calls.popleft()
                 if background and worker._background:
                     return worker._background.popleft()
@@ -114,7 +114,8 @@ class StepScheduler:
         """Queued jobs that join now (called holding the worker's lock)."""
         worker = self.worker
         room = worker.max_batch - self.session.decoding
-        if not worker._pending or room <= 0 or not self.session.joinable:
+        if not worker._pending or room <= 0 or not self.session.joinable \
+                or (self.session.active and not self.join_running) or self._call_due():
             return []
         if not self.session.active and worker.batch_window_s > 0 \
                 and len(worker._pending) < min(worker.max_batch, worker._in_flight()):
@@ -131,6 +132,13 @@ class StepScheduler:
         jobs = [worker._pending.popleft() for _ in range(min(room, len(worker._pending)))]
         worker._running += len(jobs)
         return jobs
+
+    def _call_due(self) -> bool:
+        """An urgent call has waited long enough: no job starts until it has run (the
+        requests decoding finish first; a call never runs beside a decode)."""
+        calls = self.worker._calls
+        return bool(calls) and time.monotonic() - calls[0].submitted_at \
+            > self.worker.call_max_wait_s
 
     def _join(self, jobs: list[Job]) -> None:
         worker = self.worker

@@ -11,13 +11,17 @@ engine call happens on this one thread:
   once they have waited :data:`CALL_MAX_WAIT_S`, so a busy server still gets to them).
   ``call(run, background=True)`` (voice anchors made in the background) yields to every
   request at each diffusion step boundary of its decodes and resumes afterwards.
-- ``scheduling="step"`` (the default, :mod:`.step_scheduler`): the worker schedules
-  diffusion steps. Jobs join the running decode (an engine ``SynthesisSession``) at the
-  next step boundary, up to ``max_batch`` at once, and leave when their last step is done;
-  a cancelled job leaves at the next boundary. ``scheduling="batch"`` (the former way,
-  kept to compare): when the worker becomes free it takes every pending job (up to
-  ``max_batch``) and decodes them together with ``Engine.synthesize_batch`` to the end; a
-  running decode cannot be interrupted, a cancelled job's result is discarded.
+- The worker schedules diffusion steps (:mod:`.step_scheduler`): jobs are decoded in an
+  engine ``SynthesisSession``, up to ``max_batch`` at once, and leave when their last step
+  is done; a cancelled job leaves at the next step boundary; background calls yield to
+  jobs at every step boundary. ``scheduling="step"``: a job joins the running decode at
+  the next step (continuous batching: on a GPU a batch costs little more than one
+  request). ``"gated"``: a job joins only when no request decodes, then with every job
+  queued (on a CPU a forward's cost grows with its rows, so joining a running decode only
+  delays the requests in it and never finishes the newcomer sooner). ``"auto"`` (the
+  default): ``step`` on CUDA, ``gated`` on the CPU. ``"batch"`` (the former way, kept to
+  compare): every pending job (up to ``max_batch``) decoded together with
+  ``Engine.synthesize_batch`` to the end, calls only between batches.
 - A lone job starts immediately. Only when more requests are known to be on their way
   (``in_flight()``: requests with a piece of text queued or decoding, idle open streams not
   counted) and nothing decodes does the worker wait a short window (at most 10 ms) for
@@ -61,8 +65,8 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 MAX_WINDOW_S = 0.010
-#: The worker's scheduling: ``step`` (:mod:`.step_scheduler`) or ``batch`` (whole batches).
-SCHEDULING = ("step", "batch")
+#: The worker's scheduling (see the module docstring).
+SCHEDULING = ("auto", "step", "gated", "batch")
 #: A call waits at most this long for a quiet moment before it runs between two batches.
 CALL_MAX_WAIT_S = 2.0
 
@@ -134,13 +138,15 @@ class InferenceWorker:
         in_flight: Callable[[], int] | None = None,
         on_death: Callable[[BaseException], None] | None = None,
         on_batch: Callable[[int, float, list[int]], None] | None = None,
-        scheduling: str = "step",
+        scheduling: str = "auto",
     ) -> None:
         if max_queued < 1 or max_batch < 1:
             raise ValueError("max_queued and max_batch must be at least 1")
         if scheduling not in SCHEDULING:
             raise ValueError(f"scheduling must be one of {SCHEDULING}, not {scheduling!r}")
-        #: ``step`` (requests join a running decode at the next step) or ``batch``.
+        if scheduling == "auto":
+            scheduling = "step" if engine.device == "cuda" else "gated"
+        #: ``step``, ``gated`` or ``batch`` (``auto`` resolved by the engine's device).
         self.scheduling = scheduling
         self.call_max_wait_s = CALL_MAX_WAIT_S
         self.engine = engine
@@ -246,7 +252,7 @@ class InferenceWorker:
         step scheduling it runs only while no request waits or decodes, and its decodes
         yield to requests at every step boundary."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        step = self.scheduling == "step"
+        step = self.scheduling != "batch"
         with self._cond:
             self._check_running()
             queue = self._background if background and step else self._calls
@@ -314,8 +320,8 @@ class InferenceWorker:
     def _main(self) -> None:
         call: _Call | None = None
         try:
-            if self.scheduling == "step":
-                self._scheduler = StepScheduler(self)
+            if self.scheduling != "batch":
+                self._scheduler = StepScheduler(self, join_running=self.scheduling == "step")
                 self._scheduler.run()
                 return
             while True:
