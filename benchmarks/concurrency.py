@@ -1,13 +1,14 @@
-"""Concurrent clients against the server, whole-batch against step scheduling, side by side.
+"""Concurrent clients against the server, under each worker scheduling, side by side.
 
-Starts one server per ``--scheduling`` mode (``batch``: the former worker, a batch decoded
-to the end before the next; ``gated``: step scheduling where a request starts when the
-requests decoding are done, the CPU's default; ``step``: a request joins the running decode
-at the next diffusion step, CUDA's default) on the same model, then for each number of concurrent clients (1, 2, 4, 8, 16 by default) runs the
-same load on each server in turn (interleaved, so a busy shared machine slows both alike):
-every client sends one-shot short replies over the real ``wyoming`` client, one after the
-other, with exponential pauses between them (Poisson arrivals, seeded: the same schedule for
-both modes) and starts at a random offset. It prints, per mode and client count:
+Starts one server per ``--scheduling`` mode on the same model (``batch``: the former worker,
+a batch decoded to the end before the next; ``gated``: step scheduling where a request
+starts when the requests decoding are done, the CPU's default; ``step``: a request joins
+the running decode at the next diffusion step, CUDA's default), then for each number of
+concurrent clients (1, 2, 4, 8, 16 by default) runs the same load on each server in turn
+(interleaved, so a busy shared machine slows all alike): every client sends one-shot short
+replies over the real ``wyoming`` client, one after the other, with exponential pauses
+between them (Poisson arrivals, seeded: the same schedule for every mode) and starts at a
+random offset. It prints, per mode and client count:
 
 - replies/s: replies finished over the wall time of the round;
 - first audio p50/p95: request sent -> first ``audio-chunk`` (the gap guard is off,
