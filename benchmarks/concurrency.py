@@ -1,6 +1,7 @@
 """Concurrent clients against the server, under each worker scheduling, side by side.
 
-Starts one server per ``--scheduling`` mode on the same model (``batch``: the former worker,
+Starts one server per worker scheduling (the ``WYOMING_OMNIVOICE_SCHEDULING`` development
+switch of ``server/cli.py``) on the same model (``batch``: the former worker,
 a batch decoded to the end before the next; ``gated``: step scheduling where a request
 starts when the requests decoding are done, the CPU's default; ``step``: a request joins
 the running decode at the next diffusion step, CUDA's default), then for each number of
@@ -193,8 +194,8 @@ def main() -> None:
     uris: dict[str, str] = {}
     try:
         for mode in args.modes:
-            process, uri = start(args, [*extra, "--scheduling", mode],
-                                 args.log_dir / f"concurrency-{mode}.log")
+            process, uri = start(args, extra, args.log_dir / f"concurrency-{mode}.log",
+                                 {"WYOMING_OMNIVOICE_SCHEDULING": mode})
             processes.append(process)
             uris[mode] = uri
         results = asyncio.run(measure(args, uris))
@@ -214,7 +215,8 @@ def main() -> None:
                                          "results": results}, indent=2))
 
 
-def start(args: argparse.Namespace, extra: list[str], log: Path) -> tuple[Any, str]:
+def start(args: argparse.Namespace, extra: list[str], log: Path, env: dict[str, str]
+          ) -> tuple[Any, str]:
     """A server on a free loopback port, once it says it is ready."""
     port = bench_server._free_port()
     uri = f"tcp://127.0.0.1:{port}"
@@ -227,7 +229,7 @@ def start(args: argparse.Namespace, extra: list[str], log: Path) -> tuple[Any, s
     handle = log.open("wb")
     process = subprocess.Popen(command, cwd=bench_server.REPO_ROOT, stdout=handle,
                                stderr=subprocess.STDOUT,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", **env})
     started = time.perf_counter()
     while "Ready" not in log.read_text(errors="replace"):
         if process.poll() is not None:

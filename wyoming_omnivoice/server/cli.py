@@ -45,6 +45,24 @@ _LOGGER = logging.getLogger("wyoming_omnivoice")
 # --------------------------------------------------------------------------- wiring
 
 
+#: A development switch, not a flag (benchmarks/concurrency.py sets it): the worker's
+#: scheduling, ``auto`` (the default: step on CUDA, gated on the CPU), ``step``, ``gated``
+#: or ``batch`` (the former whole batches, to compare).
+SCHEDULING_ENV = "WYOMING_OMNIVOICE_SCHEDULING"
+
+
+def scheduling_choice() -> str:
+    """The worker's scheduling from :data:`SCHEDULING_ENV` (``auto`` when unset)."""
+    from wyoming_omnivoice.speech.worker import SCHEDULING
+
+    value = os.environ.get(SCHEDULING_ENV, "auto")
+    if value not in SCHEDULING:
+        raise StartupError(f"{SCHEDULING_ENV}={value!r}: use one of {', '.join(SCHEDULING)}")
+    if value != "auto":
+        _LOGGER.info("Worker scheduling: %s (%s)", value, SCHEDULING_ENV)
+    return value
+
+
 def start(config: Config) -> int:
     """Blocking start-up then serving; returns the process exit code."""
     timing = StartupTiming()
@@ -94,7 +112,7 @@ def start(config: Config) -> int:
         engine, options=dataclasses.replace(options, prefix_cache=args.prefix_cache),
         max_queued=2 * args.max_concurrent + args.max_batch_size,
         max_batch=args.max_batch_size, batch_window_s=args.batch_window_ms / 1000.0,
-        in_flight=lambda: len(demand), scheduling=args.scheduling,
+        in_flight=lambda: len(demand), scheduling=scheduling_choice(),
     )
     assets.attach(worker)
     watcher = folder_voice_watcher(WorkerEncoder(worker, engine.fingerprint), data_dir,

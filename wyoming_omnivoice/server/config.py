@@ -56,7 +56,6 @@ class Config:
     max_concurrent: int = 16
     max_batch_size: int = 8
     batch_window_ms: float = 5.0
-    scheduling: str = "auto"
     normalize_text: bool = True
     read_timeout: float = 30.0
     write_timeout: float = 30.0

@@ -116,14 +116,6 @@ def build_parser() -> argparse.ArgumentParser:
                "synthesis requests served at once; more get a 'busy' error")
     add_number(parser, "--max-batch-size", int, 8,
                "most requests decoded together in one batch")
-    parser.add_argument("--scheduling", choices=("auto", "step", "gated", "batch"),
-                        default="auto",
-                        help="step: a request joins the running decode at the next diffusion "
-                             "step (continuous batching); gated: it starts when the requests "
-                             "decoding are done; both let background work (voice anchors) "
-                             "yield to requests at every step; auto: step on CUDA, gated on "
-                             "the CPU; batch: the former whole batches, background work "
-                             "between them (to compare; default: %(default)s)")
     parser.add_argument("--batch-window-ms", type=float, default=5.0,
                         help="how long the worker waits for requests known to be in flight "
                              "to join a batch, 0-10 ms (a lone request never waits; "

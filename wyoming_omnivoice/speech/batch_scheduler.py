@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from wyoming_omnivoice.speech.pacing import piece_frames
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import SynthesisRequest
-    from wyoming_omnivoice.speech.worker import Audio, InferenceWorker, Job
+    from wyoming_omnivoice.speech.jobs import Audio, Job
 
 _LOGGER = logging.getLogger("wyoming_omnivoice.speech.worker")
+#: The :class:`.worker.InferenceWorker` (not imported: it imports this module).
+Worker = Any
 
 
-def run_batch(worker: InferenceWorker, batch: list[Job]) -> None:
+def run_batch(worker: Worker, batch: list[Job]) -> None:
     """Decode ``batch`` to the end with ``Engine.synthesize_batch``; a failed batch is
     retried item by item."""
     for job in batch:
@@ -52,7 +54,7 @@ def run_batch(worker: InferenceWorker, batch: list[Job]) -> None:
             worker._deliver(job, result=audio)
 
 
-def _synthesize(worker: InferenceWorker, requests: list[SynthesisRequest]) -> list[Audio]:
+def _synthesize(worker: Worker, requests: list[SynthesisRequest]) -> list[Audio]:
     audios = worker.engine.synthesize_batch(requests, options=worker.options)
     if len(audios) != len(requests):
         raise RuntimeError(

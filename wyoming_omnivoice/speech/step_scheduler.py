@@ -33,14 +33,17 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from wyoming_omnivoice.engine import between_steps
+from wyoming_omnivoice.speech.jobs import WorkerStoppedError
 from wyoming_omnivoice.speech.pacing import piece_frames
 
 if TYPE_CHECKING:
     from wyoming_omnivoice.engine import SessionItem, SynthesisSession
-    from wyoming_omnivoice.speech.worker import InferenceWorker, Job, _Call
+    from wyoming_omnivoice.speech.jobs import Call, Job
 
 # The worker's own log: this loop is the worker thread's.
 _LOGGER = logging.getLogger("wyoming_omnivoice.speech.worker")
+#: The :class:`.worker.InferenceWorker` (not imported: it imports this module).
+Worker = Any
 
 STEP = "step"
 
@@ -48,7 +51,7 @@ STEP = "step"
 class StepScheduler:
     """The worker thread's loop in step scheduling (see the module docstring)."""
 
-    def __init__(self, worker: InferenceWorker, *, join_running: bool = True) -> None:
+    def __init__(self, worker: Worker, *, join_running: bool = True) -> None:
         self.worker = worker
         #: Jobs join a running decode (``step``), or only an empty session (``gated``).
         self.join_running = join_running
@@ -83,8 +86,6 @@ class StepScheduler:
             else:
                 self._run_call(work)
         if self.worker.stopping:
-            from wyoming_omnivoice.speech.worker import WorkerStoppedError
-
             raise WorkerStoppedError("the server is shutting down")
 
     def _next(self, *, block: bool, background: bool) -> Any:
@@ -190,7 +191,7 @@ class StepScheduler:
             if not job.cancelled:
                 worker._deliver(job, result=audio)
 
-    def _run_call(self, call: _Call) -> None:
+    def _run_call(self, call: Call) -> None:
         if not call.background or self.in_background:
             self.worker._run_call(call)
             return

@@ -49,15 +49,19 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, TypeVar
 
 from wyoming_omnivoice.speech.batch_scheduler import run_batch
+from wyoming_omnivoice.speech.jobs import (
+    Audio,
+    BusyError,
+    Call,
+    Job,
+    WorkerStoppedError,
+    resolve,
+)
 from wyoming_omnivoice.speech.pacing import DecodeSpeed
 from wyoming_omnivoice.speech.step_scheduler import StepScheduler
-from wyoming_omnivoice.voices.engine_thread import EngineThreadStopped
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
@@ -71,57 +75,9 @@ SCHEDULING = ("auto", "step", "gated", "batch")
 CALL_MAX_WAIT_S = 2.0
 
 T = TypeVar("T")
-Audio = np.ndarray[Any, np.dtype[np.float32]]
-
-
-class BusyError(RuntimeError):
-    """The worker's queue is full."""
-
-
-class WorkerStoppedError(EngineThreadStopped):
-    """The worker is stopped (shutting down, or it died)."""
-
-
-@dataclass(eq=False)
-class Job:
-    """One request handed to the worker, with the futures the event loop waits on."""
-
-    request: SynthesisRequest
-    loop: asyncio.AbstractEventLoop
-    future: asyncio.Future[Audio] = field(repr=False)
-    started: asyncio.Future[None] = field(repr=False)
-    cancelled: bool = False
-    submitted_at: float = field(default_factory=time.monotonic)
-
-    def cancel(self) -> None:
-        """Drop the job if it has not started; discard its result otherwise (loop thread)."""
-        self.cancelled = True
-        if not self.future.done():
-            self.future.cancel()
-        if not self.started.done():
-            self.started.cancel()
-
-
-@dataclass(eq=False)
-class _Call:
-    """Engine work other than synthesis, run on the worker thread."""
-
-    run: Callable[[Engine], Any]
-    future: concurrent.futures.Future[Any]
-    submitted_at: float = field(default_factory=time.monotonic)
-    #: Yields to requests at every step boundary (step scheduling).
-    background: bool = False
-
-
-def _resolve(future: asyncio.Future[Any] | concurrent.futures.Future[Any], result: Any = None,
-             error: BaseException | None = None) -> None:
-    """Settle a future unless it is done (cancelled by its waiter, say)."""
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
+_Call = Call
+_resolve = resolve
+__all__ = ["Audio", "BusyError", "InferenceWorker", "Job", "WorkerStoppedError"]
 
 
 class InferenceWorker:
