@@ -154,9 +154,10 @@ async def measure(args: argparse.Namespace, uris: dict[str, str]) -> dict[str, A
     results: dict[str, dict[int, dict[str, Any]]] = {mode: {} for mode in uris}
     for uri in uris.values():  # every graph once, outside the figures
         await one_reply(uri, REPLIES[0])
-    for count in args.clients:
+    for index, count in enumerate(args.clients):
         plan = schedule(count, args.replies, args.mean_gap_s, args.seed)
-        for mode, uri in uris.items():
+        order = list(uris.items())
+        for mode, uri in order[::-1] if index % 2 else order:  # no mode always first
             results[mode][count] = await run_round(uri, plan)
             r = results[mode][count]
             print(f"{mode:>5} x{count:<2}: {r['replies_per_s']:.2f} replies/s, first audio "
