@@ -3,8 +3,8 @@
 Starts one server per worker scheduling (the ``WYOMING_OMNIVOICE_SCHEDULING`` development
 switch of ``server/cli.py``) on the same model (``batch``: the former worker,
 a batch decoded to the end before the next; ``gated``: step scheduling where a request
-starts when the requests decoding are done, the CPU's default; ``step``: a request joins
-the running decode at the next diffusion step, CUDA's default), then for each number of
+starts when the requests decoding are done; ``step``, the default: a request joins the
+running decode at the next diffusion step), then for each number of
 concurrent clients (1, 2, 4, 8, 16 by default) runs the same load on each server in turn
 (interleaved, so a busy shared machine slows all alike): every client sends one-shot short
 replies over the real ``wyoming`` client, one after the other, with exponential pauses
@@ -178,7 +178,7 @@ def main() -> None:
                         help="mean pause between a client's replies (exponential)")
     parser.add_argument("--max-batch-size", type=int, default=16)
     parser.add_argument("--modes", nargs="+", default=["batch", "gated", "step"],
-                        choices=["batch", "gated", "step", "auto"])
+                        choices=["batch", "gated", "step"])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--server-arg", action="append", default=[],

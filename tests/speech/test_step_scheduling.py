@@ -160,10 +160,9 @@ async def test_requests_join_the_running_decode(make_worker, watch: Watch,
 
 async def test_gated_requests_start_when_the_running_ones_are_done(
         make_worker, watch: Watch, engine: Engine) -> None:
-    """``gated`` (the CPU's default): requests arriving during a decode wait until the
-    requests in it are done, then start together."""
+    """``gated``: requests arriving during a decode wait until the requests in it are
+    done, then start together."""
     worker = make_worker(scheduling="gated")
-    assert make_worker().scheduling == "gated"  # auto, on the CPU
     first = req("The first request is long enough.", 1, 60)
     others = [req("Second.", 2, 41), req("Third one.", 3, 42)]
     watch.gate(2)

@@ -46,19 +46,19 @@ _LOGGER = logging.getLogger("wyoming_omnivoice")
 
 
 #: A development switch, not a flag (benchmarks/concurrency.py sets it): the worker's
-#: scheduling, ``auto`` (the default: step on CUDA, gated on the CPU), ``step``, ``gated``
-#: or ``batch`` (the former whole batches, to compare).
+#: scheduling, ``step`` (the default), ``gated`` or ``batch`` (the former whole batches,
+#: to compare).
 SCHEDULING_ENV = "WYOMING_OMNIVOICE_SCHEDULING"
 
 
 def scheduling_choice() -> str:
-    """The worker's scheduling from :data:`SCHEDULING_ENV` (``auto`` when unset)."""
+    """The worker's scheduling from :data:`SCHEDULING_ENV` (``step`` when unset)."""
     from wyoming_omnivoice.speech.worker import SCHEDULING
 
-    value = os.environ.get(SCHEDULING_ENV, "auto")
+    value = os.environ.get(SCHEDULING_ENV, "step")
     if value not in SCHEDULING:
         raise StartupError(f"{SCHEDULING_ENV}={value!r}: use one of {', '.join(SCHEDULING)}")
-    if value != "auto":
+    if value != "step":
         _LOGGER.info("Worker scheduling: %s (%s)", value, SCHEDULING_ENV)
     return value
 
