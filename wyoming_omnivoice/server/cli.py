@@ -51,15 +51,18 @@ _LOGGER = logging.getLogger("wyoming_omnivoice")
 SCHEDULING_ENV = "WYOMING_OMNIVOICE_SCHEDULING"
 
 
-def scheduling_choice() -> str:
-    """The worker's scheduling from :data:`SCHEDULING_ENV` (``step`` when unset)."""
+def scheduling_choice(deterministic: bool = False) -> str:
+    """The worker's scheduling from :data:`SCHEDULING_ENV`; unset: ``step``, or ``gated``
+    with ``--deterministic``: a piece then never joins the decode of its request's previous
+    piece, whose companions would change its codes where a batch's rows share their
+    quantization scales (int8), so a request sounds the same on every replica as before."""
     from wyoming_omnivoice.speech.worker import SCHEDULING
 
-    value = os.environ.get(SCHEDULING_ENV, "step")
+    value = os.environ.get(SCHEDULING_ENV, "gated" if deterministic else "step")
     if value not in SCHEDULING:
         raise StartupError(f"{SCHEDULING_ENV}={value!r}: use one of {', '.join(SCHEDULING)}")
     if value != "step":
-        _LOGGER.info("Worker scheduling: %s (%s)", value, SCHEDULING_ENV)
+        _LOGGER.info("Worker scheduling: %s", value)
     return value
 
 
@@ -112,7 +115,7 @@ def start(config: Config) -> int:
         engine, options=dataclasses.replace(options, prefix_cache=args.prefix_cache),
         max_queued=2 * args.max_concurrent + args.max_batch_size,
         max_batch=args.max_batch_size, batch_window_s=args.batch_window_ms / 1000.0,
-        in_flight=lambda: len(demand), scheduling=scheduling_choice(),
+        in_flight=lambda: len(demand), scheduling=scheduling_choice(args.deterministic),
     )
     assets.attach(worker)
     watcher = folder_voice_watcher(WorkerEncoder(worker, engine.fingerprint), data_dir,
