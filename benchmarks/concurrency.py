@@ -3,13 +3,13 @@
 Starts one server per worker scheduling (the ``WYOMING_OMNIVOICE_SCHEDULING`` development
 switch of ``server/cli.py``) on the same model (``batch``: the former worker,
 a batch decoded to the end before the next; ``gated``: step scheduling where a request
-starts when the requests decoding are done; ``step``, the default: a request joins the
-running decode at the next diffusion step), then for each number of
-concurrent clients (1, 2, 4, 8, 16 by default) runs the same load on each server in turn
-(interleaved, so a busy shared machine slows all alike): every client sends one-shot short
-replies over the real ``wyoming`` client, one after the other, with exponential pauses
-between them (Poisson arrivals, seeded: the same schedule for every mode) and starts at a
-random offset. It prints, per mode and client count:
+starts when the requests decoding are done; ``step``: a request joins the running decode at
+the next diffusion step; ``auto``, the default: step on CUDA, gated on the CPU), then
+for each number of concurrent clients (1, 2, 4, 8, 16 by default) runs the same load on
+each server in turn (interleaved, so a busy shared machine slows all alike): every client
+sends one-shot short replies over the real ``wyoming`` client, one after the other, with
+exponential pauses between them (Poisson arrivals, seeded: the same schedule for every
+mode) and starts at a random offset. It prints, per mode and client count:
 
 - replies/s: replies finished over the wall time of the round;
 - first audio p50/p95: request sent -> first ``audio-chunk`` (the gap guard is off,

@@ -53,7 +53,7 @@ async def test_lone_request_is_synthesized(make_worker) -> None:
 
 async def test_requests_pending_while_busy_are_batched(make_worker, engine: Engine) -> None:
     """Gated step scheduling (and the former whole batches): requests that arrive during a
-    decode wait for it to end, then share the next batch (the default, ``step``, lets them
+    decode wait for it to end, then share the next batch (``step``, CUDA's default, lets them
     join the running decode: tests/speech/test_step_scheduling.py)."""
     worker = make_worker(batch_window_s=0.0, scheduling="gated")
     first = worker.submit(request(LONG_TEXT))

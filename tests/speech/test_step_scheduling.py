@@ -163,6 +163,7 @@ async def test_gated_requests_start_when_the_running_ones_are_done(
     """``gated``: requests arriving during a decode wait until the requests in it are
     done, then start together."""
     worker = make_worker(scheduling="gated")
+    assert make_worker().scheduling == "gated"  # auto, on the CPU
     first = req("The first request is long enough.", 1, 60)
     others = [req("Second.", 2, 41), req("Third one.", 3, 42)]
     watch.gate(2)

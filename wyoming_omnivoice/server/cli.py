@@ -46,22 +46,22 @@ _LOGGER = logging.getLogger("wyoming_omnivoice")
 
 
 #: A development switch, not a flag (benchmarks/concurrency.py sets it): the worker's
-#: scheduling, ``step`` (the default), ``gated`` or ``batch`` (the former whole batches,
-#: to compare).
+#: scheduling, ``auto`` (the default: step on CUDA, gated on the CPU), ``step``, ``gated``
+#: or ``batch`` (the former whole batches, to compare).
 SCHEDULING_ENV = "WYOMING_OMNIVOICE_SCHEDULING"
 
 
 def scheduling_choice(deterministic: bool = False) -> str:
-    """The worker's scheduling from :data:`SCHEDULING_ENV`; unset: ``step``, or ``gated``
+    """The worker's scheduling from :data:`SCHEDULING_ENV`; unset: ``auto``, or ``gated``
     with ``--deterministic``: a piece then never joins the decode of its request's previous
     piece, whose companions would change its codes where a batch's rows share their
     quantization scales (int8), so a request sounds the same on every replica as before."""
     from wyoming_omnivoice.speech.worker import SCHEDULING
 
-    value = os.environ.get(SCHEDULING_ENV, "gated" if deterministic else "step")
+    value = os.environ.get(SCHEDULING_ENV, "gated" if deterministic else "auto")
     if value not in SCHEDULING:
         raise StartupError(f"{SCHEDULING_ENV}={value!r}: use one of {', '.join(SCHEDULING)}")
-    if value != "step":
+    if value != "auto":
         _LOGGER.info("Worker scheduling: %s", value)
     return value
 

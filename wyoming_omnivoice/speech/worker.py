@@ -14,13 +14,13 @@ engine call happens on this one thread:
 - The worker schedules diffusion steps (:mod:`.step_scheduler`): jobs are decoded in an
   engine ``SynthesisSession``, up to ``max_batch`` at once, and leave when their last step
   is done; a cancelled job leaves at the next step boundary; background calls yield to
-  jobs at every step boundary. ``scheduling="step"`` (the default, CPU and CUDA): a job
-  joins the running decode at the next step (continuous batching). ``"gated"``: a job
-  joins only when no request decodes, then with every job queued (where a forward's cost
-  grows in proportion to its rows, joining only delays the requests decoding; measured on
-  the CPU in docs/capacity.md). ``"batch"`` (the former way, kept to compare): every
-  pending job (up to ``max_batch``) decoded together with ``Engine.synthesize_batch`` to
-  the end, calls only between batches.
+  jobs at every step boundary. ``scheduling="step"``: a job joins the running decode at
+  the next step (continuous batching). ``"gated"``: a job joins only when no request
+  decodes, then with every job queued (where a forward's cost grows in proportion to its
+  rows, joining only delays the requests decoding: measured on the CPU in
+  docs/capacity.md). ``"auto"`` (the default): ``step`` on CUDA, ``gated`` on the CPU.
+  ``"batch"`` (the former way, kept to compare): every pending job (up to ``max_batch``)
+  decoded together with ``Engine.synthesize_batch`` to the end, calls between batches.
 - A lone job starts immediately. Only when more requests are known to be on their way
   (``in_flight()``: requests with a piece of text queued or decoding, idle open streams not
   counted) and nothing decodes does the worker wait a short window (at most 10 ms) for
@@ -69,7 +69,7 @@ _LOGGER = logging.getLogger(__name__)
 
 MAX_WINDOW_S = 0.010
 #: The worker's scheduling (see the module docstring).
-SCHEDULING = ("step", "gated", "batch")
+SCHEDULING = ("auto", "step", "gated", "batch")
 #: A call waits at most this long for a quiet moment before it runs between two batches.
 CALL_MAX_WAIT_S = 2.0
 
@@ -93,13 +93,15 @@ class InferenceWorker:
         in_flight: Callable[[], int] | None = None,
         on_death: Callable[[BaseException], None] | None = None,
         on_batch: Callable[[int, float, list[int]], None] | None = None,
-        scheduling: str = "step",
+        scheduling: str = "auto",
     ) -> None:
         if max_queued < 1 or max_batch < 1:
             raise ValueError("max_queued and max_batch must be at least 1")
         if scheduling not in SCHEDULING:
             raise ValueError(f"scheduling must be one of {SCHEDULING}, not {scheduling!r}")
-        #: ``step``, ``gated`` or ``batch``.
+        if scheduling == "auto":
+            scheduling = "step" if engine.device == "cuda" else "gated"
+        #: ``step``, ``gated`` or ``batch`` (``auto`` resolved by the engine's device).
         self.scheduling = scheduling
         self.call_max_wait_s = CALL_MAX_WAIT_S
         self.engine = engine
