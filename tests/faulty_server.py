@@ -58,6 +58,25 @@ class FaultyEngine:
         check_faults(requests)
         return self._engine.synthesize_batch(requests, **kwargs)
 
+    def open_session(self, *args: Any, **kwargs: Any) -> Any:
+        """The worker's step-level session (step scheduling), failing on cue as a request
+        joins it."""
+        return FaultySession(self._engine.open_session(*args, **kwargs))
+
+
+class FaultySession:
+    """The real session; a request with a fault word fails when it is added."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+    def add(self, request: Any, **kwargs: Any) -> Any:
+        check_faults([request])
+        return self._session.add(request, **kwargs)
+
 
 def main() -> None:
     load_engine = startup.load_engine

@@ -52,7 +52,10 @@ async def test_lone_request_is_synthesized(make_worker) -> None:
 
 
 async def test_requests_pending_while_busy_are_batched(make_worker, engine: Engine) -> None:
-    worker = make_worker(batch_window_s=0.0)
+    """Gated step scheduling (and the former whole batches): requests that arrive during a
+    decode wait for it to end, then share the next batch (``step``, CUDA's default, lets them
+    join the running decode: tests/speech/test_step_scheduling.py)."""
+    worker = make_worker(batch_window_s=0.0, scheduling="gated")
     first = worker.submit(request(LONG_TEXT))
     await first.started  # the worker is decoding the first request now
     second = worker.submit(request("Second.", seed=2))

@@ -7,7 +7,8 @@ default voice's anchor is built before the server is ready (its requests need it
 the other voices of ``--preload-languages`` (default ``en``) are built right after, in the
 background, in batches (of one anchor on a CPU, where a request would otherwise wait for a
 whole batch) on the inference worker's thread (the engine's only user while the server
-runs; requests go first between batches), with the usual progress line. The anchor
+runs; as background calls, whose decodes yield to every request at each diffusion step and
+resume afterwards: the worker's step scheduling), with the usual progress line. The anchor
 of any other voice is loaded from the cache at start-up when it is there, else built the
 first time a request uses the voice. A request for a voice whose anchor is not built yet
 builds that one anchor (or waits for the batch that holds it), never all of them. Every
@@ -208,13 +209,13 @@ class AnchorBuilder:
             try:
                 built = self.worker.call(lambda engine: self._cache.ensure_all(
                     group, self.maker.codes_on(engine), batch_size=len(group),
-                    log_progress=False)).result()
+                    log_progress=False), background=True).result()
             except ValueError:
                 built = {}  # one voice the engine refuses fails the batch: one by one
                 for preset in group:
                     try:
                         built[preset.name] = self.worker.call(
-                            partial(self._one, preset)).result()
+                            partial(self._one, preset), background=True).result()
                     except ValueError as err:
                         self._failed.add(preset.name)
                         _LOGGER.warning("Voice %r: no anchor (%s); it is spoken without one",

@@ -11,8 +11,9 @@ can, else in its serving mode, said in one line.
   1.76 GB weights file that the kernel can drop, at no loss of speed against packed weights
   and with the same codes (docs/voices.md, "The same person on every node"). It is only
   loaded when an anchor must be made, so where there is no room for it
-  (:func:`canonical_need` against :func:`wyoming_omnivoice.model.memory_room.memory_room`) the server says so once
-  and makes serving anchors.
+  (:func:`canonical_need` against
+  :func:`wyoming_omnivoice.model.memory_room.memory_room`) the server says so once and
+  makes serving anchors.
 """
 
 from __future__ import annotations

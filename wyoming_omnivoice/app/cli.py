@@ -49,6 +49,27 @@ _LOGGER = logging.getLogger("wyoming_omnivoice")
 # --------------------------------------------------------------------------- wiring
 
 
+#: A development switch, not a flag (benchmarks/concurrency.py sets it): the worker's
+#: scheduling, ``auto`` (the default: step on CUDA, gated on the CPU), ``step``, ``gated``
+#: or ``batch`` (the former whole batches, to compare).
+SCHEDULING_ENV = "WYOMING_OMNIVOICE_SCHEDULING"
+
+
+def scheduling_choice(deterministic: bool = False) -> str:
+    """The worker's scheduling from :data:`SCHEDULING_ENV`; unset: ``auto``, or ``gated``
+    with ``--deterministic``: a piece then never joins the decode of its request's previous
+    piece, whose companions would change its codes where a batch's rows share their
+    quantization scales (int8), so a request sounds the same on every replica as before."""
+    from wyoming_omnivoice.speech import SCHEDULING
+
+    value = os.environ.get(SCHEDULING_ENV, "gated" if deterministic else "auto")
+    if value not in SCHEDULING:
+        raise StartupError(f"{SCHEDULING_ENV}={value!r}: use one of {', '.join(SCHEDULING)}")
+    if value != "auto":
+        _LOGGER.info("Worker scheduling: %s", value)
+    return value
+
+
 def start(config: Config) -> int:
     """Blocking start-up then serving; returns the process exit code."""
     timing = StartupTiming()
@@ -98,7 +119,7 @@ def start(config: Config) -> int:
         engine, options=dataclasses.replace(options, prefix_cache=args.prefix_cache),
         max_queued=2 * args.max_concurrent + args.max_batch_size,
         max_batch=args.max_batch_size, batch_window_s=args.batch_window_ms / 1000.0,
-        in_flight=lambda: len(demand),
+        in_flight=lambda: len(demand), scheduling=scheduling_choice(args.deterministic),
     )
     voices.attach(worker)
     voices.watch_folders(WorkerEncoder(worker, engine.fingerprint), data_dir, failed_folders)

@@ -33,9 +33,12 @@ __all__ = [
     "DecodeOptions",
     "Engine",
     "ModelError",
+    "SessionItem",
     "SynthesisRequest",
+    "SynthesisSession",
     "VoicePrompt",
     "advertised_language_code",
+    "between_steps",
     "choose_providers",
     "default_num_steps",
     "default_precision",
@@ -72,11 +75,14 @@ _PUBLIC = {
     "PROMPT_FORMAT_VERSION": "voice_prompt",
     "REQUIRED_FILES": "model_files",
     "SHORT_REPLY": "core",
+    "SessionItem": "session",
     "SynthesisRequest": "planning",
+    "SynthesisSession": "session",
     "TOKENIZER": "model_files",
     "VARIANTS": "precision",
     "VoicePrompt": "voice_prompt",
     "advertised_language_code": "languages",
+    "between_steps": "stepping",
     "choose_providers": "sessions",
     "default_num_steps": "precision",
     "default_precision": "precision",
@@ -125,8 +131,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.precision import default_precision as default_precision
     from wyoming_omnivoice.engine.reference import NO_TRANSCRIPT_HINT as NO_TRANSCRIPT_HINT
     from wyoming_omnivoice.engine.reference import load_reference_audio as load_reference_audio
+    from wyoming_omnivoice.engine.session import SessionItem as SessionItem
+    from wyoming_omnivoice.engine.session import SynthesisSession as SynthesisSession
     from wyoming_omnivoice.engine.sessions import choose_providers as choose_providers
     from wyoming_omnivoice.engine.sessions import return_freed_memory as return_freed_memory
+    from wyoming_omnivoice.engine.stepping import between_steps as between_steps
     from wyoming_omnivoice.engine.voice_prompt import NUM_CODEBOOKS as NUM_CODEBOOKS
     from wyoming_omnivoice.engine.voice_prompt import PROMPT_FORMAT_VERSION as PROMPT_FORMAT_VERSION
     from wyoming_omnivoice.engine.voice_prompt import VoicePrompt as VoicePrompt

@@ -42,6 +42,7 @@ from wyoming_omnivoice.engine.reference import (
 )
 from wyoming_omnivoice.engine.rendering import render_batch
 from wyoming_omnivoice.engine.scoring import NUM_CODEBOOKS
+from wyoming_omnivoice.engine.session import SynthesisSession
 from wyoming_omnivoice.engine.synthesis_stats import SynthesisStats
 from wyoming_omnivoice.engine.target_embeddings import keep_text_table_on_host
 from wyoming_omnivoice.engine.vocoder import Vocoder, check_codes
@@ -245,17 +246,10 @@ class Engine:
         return self._at_least_minimum(plan_request(request, rng))
 
     def _decode(self, plans: Sequence[Plan], options: DecodeOptions) -> list[np.ndarray]:
-        items = [
-            DecodeItem(
-                prompt=self.prompts.build(
-                    plan.text, num_target=plan.num_frames, language=plan.language,
-                    instruct=plan.instruct, ref_text=plan.ref_text,
-                    ref_codes=plan.ref_codes, denoise=options.denoise,
-                ),
-                rng=plan.rng,
-            )
-            for plan in plans
-        ]
+        items = [DecodeItem(prompt=self.prompts.build(
+            plan.text, num_target=plan.num_frames, language=plan.language,
+            instruct=plan.instruct, ref_text=plan.ref_text, ref_codes=plan.ref_codes,
+            denoise=options.denoise), rng=plan.rng) for plan in plans]
         return self.decoder.decode(items, options)
 
     # -- public API ----------------------------------------------------------------------
@@ -346,6 +340,13 @@ class Engine:
         stats.total_s = time.perf_counter() - started
         self.last_synthesis = stats
         return audio
+
+    def open_session(self, options: DecodeOptions | None = None) -> SynthesisSession:
+        """A step-level session (:mod:`.session`): requests join a running decode at the
+        next step boundary and leave when done; its owner calls ``step()``. Per request,
+        the same audio (or codes) as :meth:`synthesize_batch` (:meth:`generate_codes_batch`).
+        """
+        return SynthesisSession(self, options or DecodeOptions())
 
     def decode_audio(self, codes: np.ndarray) -> np.ndarray:
         """Vocoder: int ``[8, T]`` codes to raw float32 audio (no post-processing)."""

@@ -9,7 +9,9 @@ Each step runs three graphs on the whole batch:
   argmax tokens and confidences.
 
 Host work per step is ``O(8 T)``: position scores, Gumbel noise from each item's own
-``numpy.random.Generator``, top-k and the token update.
+``numpy.random.Generator`` (drawn when the item starts), top-k and the token update
+(:func:`.selection.choose_cells`). The decode is resumable per item (:mod:`.stepping`):
+:meth:`Decoder.decode` starts all items together and steps them to the end.
 
 The row layouts of a batch (packed, rows, split) are in :mod:`.layouts`; the opt-in prefix
 cache (``DecodeOptions.prefix_cache``, not exact) in :mod:`.prefix_cache`.
@@ -19,11 +21,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from wyoming_omnivoice.engine.decode_types import DecodeItem, DecodeOptions, DecodeStats
 from wyoming_omnivoice.engine.layouts import (
     LAYOUTS,
     Batch,
@@ -33,90 +35,20 @@ from wyoming_omnivoice.engine.layouts import (
     grid_shapes,
     natural_length,
 )
-from wyoming_omnivoice.engine.prefix_cache import (
-    CachedBackbone,
-    PrefixCacheStep,
-    check_prefix_cache,
-)
+from wyoming_omnivoice.engine.prefix_cache import CachedBackbone, PrefixCacheStep
 from wyoming_omnivoice.engine.prompt import Prompt
-from wyoming_omnivoice.engine.schedule import unmask_counts
 from wyoming_omnivoice.engine.scoring import (
     COND_INDEX,
     CONF,
     GUIDANCE,
     HIDDEN,
-    MASK_ID,
-    NUM_CODEBOOKS,
     PRED,
-    TOPK_INDICES,
-    TOPK_VALUES,
     UNCOND_INDEX,
 )
 from wyoming_omnivoice.engine.sessions import Graph
+from wyoming_omnivoice.engine.stepping import Stepper, run_to_end
 
-
-@dataclass(frozen=True)
-class DecodeOptions:
-    """Decoding parameters, with upstream ``OmniVoiceGenerationConfig`` names and defaults."""
-
-    num_step: int = 32
-    guidance_scale: float = 2.0
-    t_shift: float = 0.1
-    layer_penalty_factor: float = 5.0
-    position_temperature: float = 5.0
-    class_temperature: float = 0.0
-    denoise: bool = True
-    #: Refresh the prefix's keys and values every N steps, reuse them between (not exact,
-    #: see :mod:`.prefix_cache`); 0 (and 1) decode exactly.
-    prefix_cache: int = 0
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.num_step, int) or not 1 <= self.num_step <= 256:
-            raise ValueError(f"num_step must be an integer from 1 to 256, not {self.num_step!r}")
-        if not 0.0 <= float(self.guidance_scale) <= 20.0:
-            raise ValueError(f"guidance_scale must be between 0 and 20, not {self.guidance_scale}")
-        if not 0.0 < float(self.t_shift) <= 10.0:
-            raise ValueError(f"t_shift must be in (0, 10], not {self.t_shift}")
-        if float(self.position_temperature) < 0 or float(self.class_temperature) < 0:
-            raise ValueError("temperatures must not be negative")
-        check_prefix_cache(self.prefix_cache)
-
-
-@dataclass
-class DecodeItem:
-    """One request inside a batch: its conditional prompt and its own random generator."""
-
-    prompt: Prompt
-    rng: np.random.Generator
-
-
-@dataclass
-class DecodeStats:
-    """Where the time of the last decode went (seconds)."""
-
-    total_s: float = 0.0
-    backbone_s: float = 0.0
-    embed_s: float = 0.0
-    scoring_s: float = 0.0
-    steps: int = 0
-    layout: str = ""
-    #: ``(rows, length)`` of each backbone input of a step.
-    grids: list[tuple[int, int]] = field(default_factory=list)
-    extra: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def rows(self) -> int:
-        """Rows of the first (conditional) backbone input."""
-        return self.grids[0][0] if self.grids else 0
-
-    @property
-    def length(self) -> int:
-        """Length of the first (conditional) backbone input."""
-        return self.grids[0][1] if self.grids else 0
-
-    @property
-    def outside_backbone_share(self) -> float:
-        return 0.0 if self.total_s <= 0 else 1.0 - self.backbone_s / self.total_s
+__all__ = ["DecodeItem", "DecodeOptions", "DecodeStats", "Decoder"]
 
 
 class _PlainStep:
@@ -324,96 +256,23 @@ class Decoder:
         return done
 
     # -- the loop ----------------------------------------------------------------------
+    def stepper(self, options: DecodeOptions, pad_to: int | None = None) -> Stepper:
+        """A resumable decode of ``options`` (:mod:`.stepping`): items join and leave at
+        step boundaries."""
+        return Stepper(self, options, pad_to)
+
     def decode(self, items: list[DecodeItem], options: DecodeOptions,
                pad_to: int | None = None) -> list[np.ndarray]:
-        """Decode a batch; returns int64 ``[8, T_i]`` per item, all cells filled."""
-        started = time.perf_counter()
-        stats = DecodeStats()
-        prompts = [item.prompt for item in items]
-        layout = self.layout_for(prompts)
-        padded, pad_rows = self.shape_for(prompts, pad_to, layout)
-        batch = Batch(prompts, layout, padded, pad_rows)
-        longest = max(grid.length for grid in batch.grids)
-        if self.max_positions is not None and longest > self.max_positions:
-            raise ValueError(f"this request needs {longest} positions, more than the "
-                             f"{self.max_positions} the backbone supports; shorten the text "
-                             "or the voice reference")
-        stats.layout = layout
-        stats.grids = [(grid.rows, grid.length) for grid in batch.grids]
-        size = len(items)
-        t_max = batch.t_max
-        t_lens = np.array(batch.t_lens)
-        # All items' tokens in one [B, 8, T_max] grid; cells past an item's length hold 0
-        # (never MASK), so they are never scored or chosen.
-        valid = np.arange(t_max)[None, :] < t_lens[:, None]
-        tokens = np.where(np.broadcast_to(valid[:, None, :], (size, NUM_CODEBOOKS, t_max)),
-                          MASK_ID, 0).astype(np.int64)
-        schedules = np.array([
-            unmask_counts(NUM_CODEBOOKS * t, options.num_step, options.t_shift)
-            for t in batch.t_lens
-        ], dtype=np.int64).reshape(size, options.num_step)
-        penalty = (np.arange(NUM_CODEBOOKS, dtype=np.float32)[:, None]
-                   * np.float32(options.layer_penalty_factor))
-        scorer = self._scorer_for(options)
-        guidance = np.array(options.guidance_scale, dtype=np.float32)
-        sampling = options.class_temperature > 0
-        want = [PRED, CONF] + ([TOPK_VALUES, TOPK_INDICES] if sampling else [])
-        position_temp = np.float32(options.position_temperature)
-        step_runner = self._step(batch, scorer, guidance, want, options.prefix_cache)
-        cells = NUM_CODEBOOKS * t_max
-        ranks = np.arange(cells)[None, :]
+        """Decode a batch; returns int64 ``[8, T_i]`` per item, all cells filled.
 
-        for step in range(options.num_step):
-            results = step_runner.run(stats)
-            pred_all, conf_all = results[0], results[1]
-            counts = schedules[:, step]
-            active = counts > 0
-            if sampling:
-                pred_all = pred_all.copy()
-            scores = conf_all - penalty
-            if position_temp > 0:
-                scores = scores / position_temp
-            # Each item draws from its own generator, in upstream's order (classes, then
-            # positions), and only on steps where it unmasks something.
-            for i in np.flatnonzero(active):
-                t_len = batch.t_lens[i]
-                if sampling:
-                    pred_all[i, :, :t_len] = _sample_classes(
-                        results[2][i, :, :t_len], results[3][i, :, :t_len],
-                        options.class_temperature, items[i].rng,
-                    )
-                if position_temp > 0:
-                    scores[i, :, :t_len] += _gumbel(items[i].rng, (NUM_CODEBOOKS, t_len))
-            scores = np.where(tokens != MASK_ID, np.float32(-np.inf), scores)
-            # Stable sort on the [8, T_max] grid keeps upstream's tie order (lower flat
-            # index of [8, T_i] first): padding cells are -inf and sort last.
-            order = np.argsort(-scores.reshape(size, cells), axis=1, kind="stable")
-            chosen = np.zeros((size, cells), dtype=bool)
-            np.put_along_axis(chosen, order, ranks < counts[:, None], axis=1)
-            tokens = np.where(chosen.reshape(tokens.shape), pred_all, tokens)
-            batch.put_all(tokens)
-            stats.steps += 1
-
-        stats.total_s = time.perf_counter() - started
-        self.last_stats = stats
-        out = [tokens[i, :, :t] for i, t in enumerate(batch.t_lens)]
-        if size and any(np.any(t == MASK_ID) for t in out):
-            raise RuntimeError("decode finished with MASK cells left; schedule bug")
-        return [np.ascontiguousarray(t) for t in out]
-
-
-def _gumbel(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    """Gumbel noise as upstream: ``-log(-log(u + 1e-10) + 1e-10)``, ``u ~ U[0, 1)``."""
-    u = rng.random(shape, dtype=np.float32)
-    eps = np.float32(1e-10)
-    noise: np.ndarray = -np.log(-np.log(u + eps) + eps)
-    return noise
-
-
-def _sample_classes(
-    values: np.ndarray, indices: np.ndarray, temperature: float, rng: np.random.Generator
-) -> np.ndarray:
-    """Gumbel-max sampling among the top-10 % classes (the rest are -inf upstream)."""
-    noisy = values / np.float32(temperature) + _gumbel(rng, values.shape)
-    choice = np.argmax(noisy, axis=-1)
-    return np.take_along_axis(indices, choice[..., None], axis=-1)[..., 0]
+        All items start together; between steps this thread's :func:`.stepping.
+        between_steps` hook runs (the worker serves requests there)."""
+        stepper = self.stepper(options, pad_to)
+        states = [stepper.start(item.prompt, item.rng) for item in items]
+        failed: list[BaseException] = []
+        run_to_end(stepper, lambda state: failed.append(state.error)
+                   if state.error is not None else None)
+        self.last_stats = stepper.stats
+        if failed:
+            raise failed[0]
+        return [state.codes for state in states]

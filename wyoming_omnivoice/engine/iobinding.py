@@ -76,6 +76,10 @@ class _Buffers:
     hidden: Any
     hidden_cast: Any | None
     graph_id: int
+    #: The :class:`BoundStep` whose masks the buffers hold: decodes of the same shape may
+    #: interleave step by step (a request's and a background anchor's), each uploads its
+    #: own masks again when it takes the buffers back.
+    owner: Any = None
 
 
 class StepRunner:
@@ -206,8 +210,7 @@ class BoundStep:
         (self.grid,) = batch.grids
         buf = runner.buffers(self.grid.rows, self.grid.length)
         self.buf = buf
-        buf.audio_mask.update_inplace(np.ascontiguousarray(self.grid.audio_mask))
-        buf.attention_mask.update_inplace(np.ascontiguousarray(self.grid.mask))
+        self._take_buffers()
 
         #: With the text table on the host: the target cells and their ids ``[1, 8, P]``
         #: on the device (the only ids that change), else None.
@@ -263,6 +266,11 @@ class BoundStep:
         for name in want:
             self.score_binding.bind_output(name, "cpu")
 
+    def _take_buffers(self) -> None:
+        self.buf.audio_mask.update_inplace(np.ascontiguousarray(self.grid.audio_mask))
+        self.buf.attention_mask.update_inplace(np.ascontiguousarray(self.grid.mask))
+        self.buf.owner = self
+
     def _bind_targets(self, batch: Any) -> None:
         """The whole grid embedded once on the host (the decode's base, uploaded), and the
         device session of the target positions bound to write the backbone's input."""
@@ -315,6 +323,8 @@ class BoundStep:
         uploaded or copied to the host."""
         runner = self.runner
         t0 = time.perf_counter()
+        if self.buf.owner is not self:
+            self._take_buffers()
         self.embed_session.run_with_iobinding(self.embed_binding)
         if self.cast_in is not None:
             runner._embed_caster.session.run_with_iobinding(self.cast_in)  # type: ignore[union-attr]

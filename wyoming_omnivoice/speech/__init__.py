@@ -34,7 +34,12 @@ from wyoming_omnivoice.speech.request_builder import RequestBuilder, make_reques
 from wyoming_omnivoice.speech.requests import Override, SpeechSettings, VoiceWish
 from wyoming_omnivoice.speech.service import OneShotSpeech, SpeechService
 from wyoming_omnivoice.speech.warmup import check_default_voice, warm_up_after_ready
-from wyoming_omnivoice.speech.worker import BusyError, InferenceWorker, WorkerStoppedError
+from wyoming_omnivoice.speech.worker import (
+    SCHEDULING,
+    BusyError,
+    InferenceWorker,
+    WorkerStoppedError,
+)
 from wyoming_omnivoice.text.prepare import TEXT_FORMATS, text_format_of
 
 __all__ = [
@@ -44,6 +49,7 @@ __all__ = [
     "INVALID_EVENT",
     "INVALID_REQUEST",
     "SAMPLE_WIDTH",
+    "SCHEDULING",
     "SHUTTING_DOWN",
     "SYNTHESIS_FAILED",
     "TEXT_FORMATS",

@@ -7,15 +7,24 @@ engine call happens on this one thread:
   event loop and returns at once; the result arrives on the job's asyncio future.
 - A *call* is any other engine work, e.g. encoding the reference of a voice folder added
   while the server runs (:mod:`.voice_watch`). ``call`` may be used from any thread and
-  returns a ``concurrent.futures.Future``. Calls run between batches when no job waits (or
+  returns a ``concurrent.futures.Future``. Calls run when no job waits or decodes (or
   once they have waited :data:`CALL_MAX_WAIT_S`, so a busy server still gets to them).
-- When the worker becomes free it takes every pending job (up to ``max_batch``) and decodes
-  them together with ``Engine.synthesize_batch``. A lone job starts immediately. Only when
-  more requests are known to be on their way (``in_flight()``: requests with a piece of
-  text queued or decoding, idle open streams not counted) does the worker wait a short
-  window (at most 10 ms) for their jobs, so concurrent clients share one decode.
-- A cancelled job (its client went away) is dropped before it starts; a running decode cannot
-  be interrupted, its result is discarded.
+  ``call(run, background=True)`` (voice anchors made in the background) yields to every
+  request at each diffusion step boundary of its decodes and resumes afterwards.
+- The worker schedules diffusion steps (:mod:`.step_scheduler`): jobs are decoded in an
+  engine ``SynthesisSession``, up to ``max_batch`` at once, and leave when their last step
+  is done; a cancelled job leaves at the next step boundary; background calls yield to
+  jobs at every step boundary. ``scheduling="step"``: a job joins the running decode at
+  the next step (continuous batching). ``"gated"``: a job joins only when no request
+  decodes, then with every job queued (where a forward's cost grows in proportion to its
+  rows, joining only delays the requests decoding: measured on the CPU in
+  docs/capacity.md). ``"auto"`` (the default): ``step`` on CUDA, ``gated`` on the CPU.
+  ``"batch"`` (the former way, kept to compare): every pending job (up to ``max_batch``)
+  decoded together with ``Engine.synthesize_batch`` to the end, calls between batches.
+- A lone job starts immediately. Only when more requests are known to be on their way
+  (``in_flight()``: requests with a piece of text queued or decoding, idle open streams not
+  counted) and nothing decodes does the worker wait a short window (at most 10 ms) for
+  their jobs, so concurrent clients share one decode.
 - The number of queued + running jobs is bounded: beyond it ``submit`` raises
   :class:`BusyError` instead of letting work pile up.
 - An exception from the engine fails only the jobs concerned: a failed batch is retried item
@@ -33,17 +42,25 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from wyoming_omnivoice.speech.pacing import DecodeSpeed, piece_frames
-from wyoming_omnivoice.speech.pcm import Audio
-from wyoming_omnivoice.voices.engine_thread import EngineThreadStopped
+from wyoming_omnivoice.speech.batch_scheduler import run_batch
+from wyoming_omnivoice.speech.jobs import (
+    Audio,
+    BusyError,
+    Call,
+    Job,
+    WorkerStoppedError,
+    resolve,
+)
+from wyoming_omnivoice.speech.pacing import DecodeSpeed
+from wyoming_omnivoice.speech.step_scheduler import StepScheduler
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
@@ -51,58 +68,15 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 MAX_WINDOW_S = 0.010
+#: The worker's scheduling (see the module docstring).
+SCHEDULING = ("auto", "step", "gated", "batch")
 #: A call waits at most this long for a quiet moment before it runs between two batches.
 CALL_MAX_WAIT_S = 2.0
 
 T = TypeVar("T")
-
-
-class BusyError(RuntimeError):
-    """The worker's queue is full."""
-
-
-class WorkerStoppedError(EngineThreadStopped):
-    """The worker is stopped (shutting down, or it died)."""
-
-
-@dataclass(eq=False)
-class Job:
-    """One request handed to the worker, with the futures the event loop waits on."""
-
-    request: SynthesisRequest
-    loop: asyncio.AbstractEventLoop
-    future: asyncio.Future[Audio] = field(repr=False)
-    started: asyncio.Future[None] = field(repr=False)
-    cancelled: bool = False
-    submitted_at: float = field(default_factory=time.monotonic)
-
-    def cancel(self) -> None:
-        """Drop the job if it has not started; discard its result otherwise (loop thread)."""
-        self.cancelled = True
-        if not self.future.done():
-            self.future.cancel()
-        if not self.started.done():
-            self.started.cancel()
-
-
-@dataclass(eq=False)
-class _Call:
-    """Engine work other than synthesis, run on the worker thread."""
-
-    run: Callable[[Engine], Any]
-    future: concurrent.futures.Future[Any]
-    submitted_at: float = field(default_factory=time.monotonic)
-
-
-def _resolve(future: asyncio.Future[Any] | concurrent.futures.Future[Any], result: Any = None,
-             error: BaseException | None = None) -> None:
-    """Settle a future unless it is done (cancelled by its waiter, say)."""
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
+_Call = Call
+_resolve = resolve
+__all__ = ["Audio", "BusyError", "InferenceWorker", "Job", "WorkerStoppedError"]
 
 
 class InferenceWorker:
@@ -119,9 +93,17 @@ class InferenceWorker:
         in_flight: Callable[[], int] | None = None,
         on_death: Callable[[BaseException], None] | None = None,
         on_batch: Callable[[int, float, list[int]], None] | None = None,
+        scheduling: str = "auto",
     ) -> None:
         if max_queued < 1 or max_batch < 1:
             raise ValueError("max_queued and max_batch must be at least 1")
+        if scheduling not in SCHEDULING:
+            raise ValueError(f"scheduling must be one of {SCHEDULING}, not {scheduling!r}")
+        if scheduling == "auto":
+            scheduling = "step" if engine.device == "cuda" else "gated"
+        #: ``step``, ``gated`` or ``batch`` (``auto`` resolved by the engine's device).
+        self.scheduling = scheduling
+        self.call_max_wait_s = CALL_MAX_WAIT_S
         self.engine = engine
         self.options = options
         self.max_queued = max_queued
@@ -135,6 +117,9 @@ class InferenceWorker:
         self.speed = DecodeSpeed()
         self._pending: deque[Job] = deque()
         self._calls: deque[_Call] = deque()
+        #: Background calls (step scheduling): only when no request waits or decodes.
+        self._background: deque[_Call] = deque()
+        self._scheduler: StepScheduler | None = None
         self._running = 0
         self._cond = threading.Condition()
         self._stopping = False
@@ -159,9 +144,10 @@ class InferenceWorker:
         with self._cond:
             self._stopping = True
             dropped = list(self._pending)
-            calls = list(self._calls)
+            calls = list(self._calls) + list(self._background)
             self._pending.clear()
             self._calls.clear()
+            self._background.clear()
             self._cond.notify_all()
         for job in dropped:
             self._deliver(job, error=WorkerStoppedError("the server is shutting down"))
@@ -169,6 +155,11 @@ class InferenceWorker:
             _resolve(call.future, error=WorkerStoppedError("the server is shutting down"))
         if self._thread is not None:
             self._thread.join(timeout)
+
+    @property
+    def stopping(self) -> bool:
+        """``stop`` was called."""
+        return self._stopping
 
     @property
     def thread_running(self) -> bool:
@@ -208,12 +199,19 @@ class InferenceWorker:
             self._cond.notify()
         return job
 
-    def call(self, run: Callable[[Engine], T]) -> concurrent.futures.Future[T]:
-        """Run ``run(engine)`` on the worker thread (from any thread); its future."""
+    def call(self, run: Callable[[Engine], T], *, background: bool = False
+             ) -> concurrent.futures.Future[T]:
+        """Run ``run(engine)`` on the worker thread (from any thread); its future.
+
+        ``background``: work nobody waits for (voice anchors made in the background): with
+        step scheduling it runs only while no request waits or decodes, and its decodes
+        yield to requests at every step boundary."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        step = self.scheduling != "batch"
         with self._cond:
             self._check_running()
-            self._calls.append(_Call(run=run, future=future))
+            queue = self._background if background and step else self._calls
+            queue.append(_Call(run=run, future=future, background=background and step))
             self._cond.notify()
         return future
 
@@ -222,6 +220,10 @@ class InferenceWorker:
             raise WorkerStoppedError("the synthesis worker is not running")
 
     # ---- worker thread ---------------------------------------------------------------
+
+    def _started(self, job: Job) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed
+            job.loop.call_soon_threadsafe(_resolve, job.started, None, None)
 
     def _deliver(self, job: Job, result: Audio | None = None,
                  error: BaseException | None = None) -> None:
@@ -273,6 +275,10 @@ class InferenceWorker:
     def _main(self) -> None:
         call: _Call | None = None
         try:
+            if self.scheduling != "batch":
+                self._scheduler = StepScheduler(self, join_running=self.scheduling == "step")
+                self._scheduler.run()
+                return
             while True:
                 work = self._next_work()
                 if work is None:
@@ -291,18 +297,24 @@ class InferenceWorker:
             with self._cond:
                 self._dead = err
                 dropped = self._current + list(self._pending)
-                calls = list(self._calls) + ([call] if call is not None else [])
+                if self._scheduler is not None:
+                    dropped += self._scheduler.fail_all(err)
+                calls = list(self._calls) + list(self._background) + (
+                    [call] if call is not None else [])
                 self._pending.clear()
                 self._calls.clear()
+                self._background.clear()
                 self._current = []
                 self._running = 0
+            # The death is reported before the waiters learn of it: whoever a failed job
+            # wakes finds the worker dead and reported.
+            if self.on_death is not None:
+                self.on_death(err)
             for job in dropped:
                 self._deliver(job, error=WorkerStoppedError("the synthesis worker died"))
             for pending_call in calls:
                 _resolve(pending_call.future,
                         error=WorkerStoppedError("the synthesis worker died"))
-            if self.on_death is not None:
-                self.on_death(err)
 
     def _run_call(self, call: _Call) -> None:
         if not call.future.set_running_or_notify_cancel():
@@ -316,45 +328,7 @@ class InferenceWorker:
         self.calls_done += 1
 
     def _run_batch(self, batch: list[Job]) -> None:
-        for job in batch:
-            job.loop.call_soon_threadsafe(_resolve, job.started, None, None)
-        started = time.monotonic()
-        requests = [job.request for job in batch]
-        try:
-            audios = self._synthesize(requests)
-        except Exception as err:
-            if len(batch) == 1:
-                self._report_failure(batch[0], err)
-                return
-            _LOGGER.warning("A batch of %d failed (%s); retrying one by one", len(batch), err)
-            for job in batch:
-                if job.cancelled:
-                    continue
-                try:
-                    self._deliver(job, result=self._synthesize([job.request])[0])
-                except Exception as item_err:
-                    self._report_failure(job, item_err)
-            return
-        elapsed = time.monotonic() - started
-        self.batches += 1
-        self.jobs_done += len(batch)
-        self.largest_batch = max(self.largest_batch, len(batch))
-        self.speed.record([piece_frames(request.text) for request in requests], elapsed)
-        if self.on_batch is not None:
-            self.on_batch(len(batch), elapsed, [len(audio) for audio in audios])
-        _LOGGER.debug("Decoded a batch of %d in %.3f s (oldest waited %.3f s)", len(batch),
-                      elapsed, started - min(job.submitted_at for job in batch))
-        for job, audio in zip(batch, audios, strict=True):
-            if not job.cancelled:
-                self._deliver(job, result=audio)
-
-    def _synthesize(self, requests: list[SynthesisRequest]) -> list[Audio]:
-        audios = self.engine.synthesize_batch(requests, options=self.options)
-        if len(audios) != len(requests):
-            raise RuntimeError(
-                f"engine returned {len(audios)} results for a batch of {len(requests)}"
-            )
-        return list(audios)
+        run_batch(self, batch)
 
     def _report_failure(self, job: Job, err: Exception) -> None:
         if isinstance(err, ValueError):

@@ -23,6 +23,10 @@ class EngineThreadStopped(RuntimeError):
 
 
 class EngineThread(Protocol):
-    """Runs ``run(engine)`` on the engine's thread; its future (any thread may ask)."""
+    """Runs ``run(engine)`` on the engine's thread; its future (any thread may ask).
 
-    def call(self, run: Callable[[Engine], T]) -> concurrent.futures.Future[T]: ...
+    ``background``: nobody waits for it (anchors made in the background): it runs while
+    no request waits, and its decodes yield to requests at every diffusion step."""
+
+    def call(self, run: Callable[[Engine], T], *, background: bool = False
+             ) -> concurrent.futures.Future[T]: ...

@@ -1,0 +1,214 @@
+"""The worker's step-level scheduling: requests join a running decode at the next step, and
+background work yields to them at every step boundary.
+
+The worker thread (``scheduling`` ``step`` or ``gated``) keeps one engine
+:class:`~wyoming_omnivoice.engine.SynthesisSession` and loops:
+
+- jobs queued join the session (up to ``max_batch`` decoding at once) at the next step
+  boundary (``gated``: only when no request is in it, so a CPU finishes the requests it
+  has before it starts the next ones); a lone job starts at once; with more requests in
+  flight and nothing decoding, the batch window waits a little for them as before;
+- one step: every request in the session advances by one of its own diffusion steps; the
+  requests whose last step is done get their audio (vocoder and post-processing run then)
+  on their future; a cancelled job leaves the batch at the next boundary; an engine error
+  fails only the requests whose own step fails;
+- urgent calls (``call(run)``: a request waits for its voice's anchor, a studio take, a
+  voice folder's reference) never run beside a decode: they run when no request decodes,
+  before the jobs queued; once one has waited :data:`.worker.CALL_MAX_WAIT_S` no job joins
+  until the requests decoding are done and it has run (as between batches before);
+- background calls (``call(run, background=True)``: voice anchors made in the background)
+  run only when no request waits or decodes. Every decode they make calls the engine's
+  step hook (``engine.between_steps``) between its steps; there this loop serves every
+  request that has arrived (and anything urgent) until none is left, then returns, and the
+  background decode takes its next step where it was. So a request waits for background
+  work at most one backbone forward, and background work progresses only while no request
+  waits. ``stop`` lets the requests decoding finish and ends a background call at its next
+  step boundary with :class:`.worker.WorkerStoppedError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from wyoming_omnivoice.engine import between_steps
+from wyoming_omnivoice.speech.jobs import WorkerStoppedError
+from wyoming_omnivoice.speech.pacing import piece_frames
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice.engine import SessionItem, SynthesisSession
+    from wyoming_omnivoice.speech.jobs import Call, Job
+
+# The worker's own log: this loop is the worker thread's.
+_LOGGER = logging.getLogger("wyoming_omnivoice.speech.worker")
+#: The :class:`.worker.InferenceWorker` (not imported: it imports this module).
+Worker = Any
+
+STEP = "step"
+
+
+class StepScheduler:
+    """The worker thread's loop in step scheduling (see the module docstring)."""
+
+    def __init__(self, worker: Worker, *, join_running: bool = True) -> None:
+        self.worker = worker
+        #: Jobs join a running decode (``step``), or only an empty session (``gated``).
+        self.join_running = join_running
+        self.session: SynthesisSession = worker.engine.open_session(worker.options)
+        #: Session items and their jobs (worker thread only).
+        self.jobs: dict[SessionItem, tuple[Job, float]] = {}
+        #: Jobs taken from the queue and not in the session yet.
+        self.joining: list[Job] = []
+        self.in_background = False
+
+    # -- the loops -----------------------------------------------------------------------
+    def run(self) -> None:
+        """Until stopped (and nothing decodes)."""
+        while True:
+            work = self._next(block=True, background=True)
+            if work is None:
+                return
+            if work == STEP:
+                self.step()
+            else:
+                self._run_call(work)
+
+    def serve_requests(self) -> None:
+        """The step hook of a background decode: every request waiting or decoding (and
+        every urgent call) is served before the background takes its next step."""
+        while True:
+            work = self._next(block=False, background=False)
+            if work is None:
+                break
+            if work == STEP:
+                self.step()
+            else:
+                self._run_call(work)
+        if self.worker.stopping:
+            raise WorkerStoppedError("the server is shutting down")
+
+    def _next(self, *, block: bool, background: bool) -> Any:
+        """``STEP``, a call to run, or None (stopping and idle; or, not blocking, idle)."""
+        worker = self.worker
+        with worker._cond:
+            while True:
+                worker._drop_cancelled()
+                joining = self._take_jobs()
+                if joining:
+                    break
+                if self.session.active:
+                    return STEP
+                if worker.stopping:
+                    return None
+                if worker._calls:  # nothing decodes, and no job starts first
+                    return worker._calls.popleft()
+                if background and worker._background:
+                    return worker._background.popleft()
+                if not block:
+                    return None
+                worker._cond.wait()
+        self._join(joining)
+        return STEP
+
+    def _take_jobs(self) -> list[Job]:
+        """Queued jobs that join now (called holding the worker's lock)."""
+        worker = self.worker
+        room = worker.max_batch - self.session.decoding
+        if not worker._pending or room <= 0 or not self.session.joinable \
+                or (self.session.active and not self.join_running) or self._call_due():
+            return []
+        if not self.session.active and worker.batch_window_s > 0 \
+                and len(worker._pending) < min(worker.max_batch, worker._in_flight()):
+            _LOGGER.debug("Batch window: %d job(s) queued, waiting up to %.1f ms for the "
+                          "other requests in flight", len(worker._pending),
+                          worker.batch_window_s * 1000)
+            deadline = time.monotonic() + worker.batch_window_s
+            while len(worker._pending) < min(worker.max_batch, worker._in_flight()):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or worker.stopping:
+                    break
+                worker._cond.wait(remaining)
+            worker._drop_cancelled()
+        jobs = [worker._pending.popleft() for _ in range(min(room, len(worker._pending)))]
+        worker._running += len(jobs)
+        return jobs
+
+    def _call_due(self) -> bool:
+        """An urgent call has waited long enough: no job starts until it has run (the
+        requests decoding finish first; a call never runs beside a decode)."""
+        calls = self.worker._calls
+        return bool(calls) and time.monotonic() - calls[0].submitted_at \
+            > self.worker.call_max_wait_s
+
+    def _join(self, jobs: list[Job]) -> None:
+        worker = self.worker
+        if jobs and not self.session.active:
+            worker.batches += 1
+        self.joining = list(jobs)
+        for job in jobs:
+            worker._started(job)
+            try:
+                item = self.session.add(job.request, tag=job)
+            except Exception as err:
+                self.joining.remove(job)
+                self._release(1)
+                worker._report_failure(job, err)
+                continue
+            self.joining.remove(job)
+            self.jobs[item] = (job, time.monotonic())
+        worker.largest_batch = max(worker.largest_batch, self.session.decoding)
+
+    # -- work ----------------------------------------------------------------------------
+    def step(self) -> None:
+        """One step of the session: cancelled jobs leave, finished ones are delivered."""
+        worker = self.worker
+        for item, (job, _) in list(self.jobs.items()):
+            if job.cancelled:
+                self.session.cancel(item)
+                del self.jobs[item]
+                self._release(1)
+        if not self.session.active:
+            return
+        size = self.session.decoding
+        for item in self.session.step():
+            job, joined = self.jobs.pop(item)
+            self._release(1)
+            if item.error is not None:
+                error = item.error
+                worker._report_failure(job, error if isinstance(error, Exception)
+                                       else RuntimeError(str(error)))
+                continue
+            elapsed = time.monotonic() - joined
+            audio = item.result
+            assert audio is not None
+            worker.jobs_done += 1
+            worker.speed.record([piece_frames(job.request.text)], elapsed)
+            if worker.on_batch is not None:
+                worker.on_batch(size, elapsed, [len(audio)])
+            _LOGGER.debug("Decoded a request in %.3f s (%d steps, waited %.3f s)", elapsed,
+                          item.steps, joined - job.submitted_at)
+            if not job.cancelled:
+                worker._deliver(job, result=audio)
+
+    def _run_call(self, call: Call) -> None:
+        if not call.background or self.in_background:
+            self.worker._run_call(call)
+            return
+        self.in_background = True
+        try:
+            with between_steps(self.serve_requests):
+                self.worker._run_call(call)
+        finally:
+            self.in_background = False
+
+    def _release(self, count: int) -> None:
+        with self.worker._cond:
+            self.worker._running -= count
+
+    def fail_all(self, error: BaseException) -> list[Job]:
+        """The jobs in the session (the worker died)."""
+        jobs = [job for job, _ in self.jobs.values()] + self.joining
+        self.jobs.clear()
+        self.joining = []
+        return jobs
