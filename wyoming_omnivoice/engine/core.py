@@ -13,11 +13,13 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from wyoming_omnivoice.engine.decoder import DecodeItem, DecodeOptions, Decoder, DecodeStats
+from wyoming_omnivoice.engine.device_selection import selection_session
 from wyoming_omnivoice.engine.duration import estimate_num_frames
 from wyoming_omnivoice.engine.graphs import GraphSet
 from wyoming_omnivoice.engine.iobinding import StepRunner
@@ -25,9 +27,9 @@ from wyoming_omnivoice.engine.layouts import BUCKETS, bucket_for, natural_length
 from wyoming_omnivoice.engine.loading import load_model_graphs
 from wyoming_omnivoice.engine.model_files import ModelPaths
 from wyoming_omnivoice.engine.planning import (
-    CHUNK_THRESHOLD_FRAMES,
     Plan,
     SynthesisRequest,
+    check_reference_fits,
     chunk_plan,
     plan_request,
     replan,
@@ -35,13 +37,10 @@ from wyoming_omnivoice.engine.planning import (
 from wyoming_omnivoice.engine.prefix_cache import CachedBackbone, check_prefix_cache
 from wyoming_omnivoice.engine.prompt import PromptBuilder
 from wyoming_omnivoice.engine.reference import (
-    HOP_LENGTH,
-    PreparedReference,
     ReferenceEncoder,
     prepare_reference,
 )
 from wyoming_omnivoice.engine.rendering import render_batch
-from wyoming_omnivoice.engine.scoring import NUM_CODEBOOKS
 from wyoming_omnivoice.engine.session import SynthesisSession
 from wyoming_omnivoice.engine.synthesis_stats import SynthesisStats
 from wyoming_omnivoice.engine.target_embeddings import keep_text_table_on_host
@@ -81,6 +80,7 @@ class Engine:
         buckets: bool | None = None,
         precision: str = "published",
         min_canvas_frames: int = MIN_CANVAS_FRAMES,
+        device_loop: bool | None = None,
     ) -> None:
         """An engine over loaded graphs (see :meth:`load`)."""
         if not isinstance(min_canvas_frames, int) or min_canvas_frames < 0:
@@ -121,6 +121,9 @@ class Engine:
             row_buckets=ROW_BUCKETS if backbone.cuda_graph and use_buckets else None,
             max_positions=graphs.max_positions, cached_backbone=self._cached_backbone,
         )
+        if runner is not None and (on_cuda if device_loop is None else device_loop):
+            # Scoring, selection and the token update on the device (:mod:`.device_selection`)
+            self.decoder.selection_graph = partial(selection_session, graphs)
         self._cached: CachedBackbone | None = None
         self.hidden_size = graphs.hidden_size
         if graphs.providers.device == "cuda" and not on_cuda:
@@ -161,6 +164,7 @@ class Engine:
         prefix_cache: int = 0,
         prepack: bool = True,
         host_text_table: bool = False,
+        device_loop: bool | None = None,
     ) -> Engine:
         """Load a model directory (see :mod:`.model_files`) on ``auto``/``cuda``/``cpu``.
 
@@ -181,6 +185,7 @@ class Engine:
         weights file (little anonymous memory; for one-off work such as canonical anchors).
         ``host_text_table`` keeps the text-embedding table in host memory (0.6 GB of GPU
         memory at the real size) with IO binding: see :mod:`.target_embeddings`.
+        ``device_loop`` (default: on CUDA) runs each step's selection on the device.
         """
         check_prefix_cache(prefix_cache)
         paths, graphs, precision = load_model_graphs(
@@ -190,7 +195,8 @@ class Engine:
         if host_text_table:  # the text table in host memory (:mod:`.target_embeddings`)
             keep_text_table_on_host(graphs, paths.embeddings)
         engine = cls(paths, graphs, layout=layout, io_binding=io_binding, buckets=buckets,
-                     precision=precision, min_canvas_frames=min_canvas_frames)
+                     precision=precision, min_canvas_frames=min_canvas_frames,
+                     device_loop=device_loop)
         if prefix_cache >= 2:
             engine._cached_backbone()
         return engine
@@ -361,26 +367,9 @@ class Engine:
                     self.paths.root, self.graphs.providers, threads=self.graphs.threads)
             encoder = self._reference_encoder
         prepared = prepare_reference(wav, sample_rate, ref_text)
-        self._check_reference_fits(prepared)
+        check_reference_fits(self.prompts, self.decoder.layout_for,
+                             self.decoder.max_positions, SHORT_REPLY, prepared)
         return encoder.encode_prepared(prepared)
-
-    def _check_reference_fits(self, prepared: PreparedReference) -> None:
-        """ValueError when a request with this reference could never be decoded: its
-        frames, its transcript and the longest target one request piece can have need more
-        positions than the backbone supports (checked before the encoders run)."""
-        limit = self.decoder.max_positions
-        if limit is None:
-            return
-        frames = prepared.wav_24k.size // HOP_LENGTH
-        prompt = self.prompts.build(
-            SHORT_REPLY, num_target=CHUNK_THRESHOLD_FRAMES, language=None, instruct=None,
-            ref_text=prepared.text, ref_codes=np.zeros((NUM_CODEBOOKS, frames), np.int64))
-        needed = natural_length([prompt], self.decoder.layout_for([prompt]))
-        if needed > limit:
-            raise ValueError(
-                f"Reference audio is too long for this backbone: with {frames / FRAME_RATE:.1f}"
-                f" s of reference a request needs {needed} positions, more than the {limit} "
-                "it supports; use a reference of 3-10 s.")
 
     # -- helpers -------------------------------------------------------------------------
     def _chunk_plans(self, plan: Plan) -> list[Plan]:

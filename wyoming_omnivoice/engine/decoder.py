@@ -138,6 +138,9 @@ class Decoder:
         #: The prefix-cache session (:mod:`.prefix_cache`), loaded on first use.
         self.cached_backbone = cached_backbone
         self.last_stats = DecodeStats()
+        #: ``(guided, noisy) -> Graph``: the scoring + selection session of the step loop on
+        #: the device (:mod:`.device_selection`; set by the engine with IO binding), or None.
+        self.selection_graph: Callable[..., Graph] | None = None
 
     def _scorer(self, *, sampling: bool, guided: bool) -> Graph:
         key = (sampling, guided)

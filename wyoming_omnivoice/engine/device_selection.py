@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from wyoming_omnivoice.engine import selection_graph as sg
-from wyoming_omnivoice.engine.decoder import DecodeItem, DecodeOptions, Decoder, DecodeStats
+from wyoming_omnivoice.engine.decode_types import DecodeItem, DecodeOptions, DecodeStats
 from wyoming_omnivoice.engine.graphs import GraphSet
 from wyoming_omnivoice.engine.layouts import Batch
 from wyoming_omnivoice.engine.schedule import unmask_counts
@@ -176,7 +176,7 @@ class DeviceSelection:
         return result
 
 
-def decode_on_device(decoder: Decoder, graph: Graph, items: list[DecodeItem],
+def decode_on_device(decoder: Any, graph: Graph, items: list[DecodeItem],
                      options: DecodeOptions) -> list[np.ndarray]:
     """:meth:`.decoder.Decoder.decode` with the step loop on the device (IO binding; greedy
     classes): the same codes, per item ``[8, T_i]``. ``graph``: :func:`selection_session`

@@ -9,6 +9,7 @@ prompts and decodes, this is pure: no graphs, no sessions, so its rules read on 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -17,6 +18,9 @@ import numpy as np
 from wyoming_omnivoice.engine.duration import FRAME_RATE, estimate_num_frames
 from wyoming_omnivoice.engine.instruct import normalize_instruct
 from wyoming_omnivoice.engine.languages import resolve_language
+from wyoming_omnivoice.engine.layouts import natural_length
+from wyoming_omnivoice.engine.prompt import Prompt, PromptBuilder
+from wyoming_omnivoice.engine.reference import HOP_LENGTH, PreparedReference
 from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
 from wyoming_omnivoice.engine.text import chunk_text_punctuation
 
@@ -119,3 +123,24 @@ def check_ref_codes(ref_codes: Any) -> np.ndarray | None:
     if codes.min() < 0 or codes.max() >= MASK_ID:
         raise ValueError("ref_codes must be in 0..1023")
     return codes.astype(np.int64)
+
+
+def check_reference_fits(prompts: PromptBuilder, layout_for: Callable[[list[Prompt]], str],
+                         limit: int | None, sample_text: str,
+                         prepared: PreparedReference) -> None:
+    """ValueError when a request with this reference could never be decoded: its frames,
+    its transcript and the longest target one request piece can have (``sample_text`` on
+    :data:`CHUNK_THRESHOLD_FRAMES`) need more positions than the backbone supports
+    (``limit``; checked before the encoders run)."""
+    if limit is None:
+        return
+    frames = prepared.wav_24k.size // HOP_LENGTH
+    prompt = prompts.build(
+        sample_text, num_target=CHUNK_THRESHOLD_FRAMES, language=None, instruct=None,
+        ref_text=prepared.text, ref_codes=np.zeros((NUM_CODEBOOKS, frames), np.int64))
+    needed = natural_length([prompt], layout_for([prompt]))
+    if needed > limit:
+        raise ValueError(
+            f"Reference audio is too long for this backbone: with {frames / FRAME_RATE:.1f}"
+            f" s of reference a request needs {needed} positions, more than the {limit} "
+            "it supports; use a reference of 3-10 s.")

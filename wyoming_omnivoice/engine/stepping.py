@@ -58,6 +58,7 @@ class StepSource(Protocol):
     """What a :class:`Stepper` uses of its :class:`.decoder.Decoder`."""
 
     max_positions: int | None
+    selection_graph: Callable[..., Any] | None
 
     def _scorer_for(self, options: DecodeOptions) -> Any: ...
 
@@ -143,6 +144,12 @@ class Stepper:
                         * np.float32(options.layer_penalty_factor))
         self.whole = options.prefix_cache >= 2
         self._built: tuple[list[DecodeState], Batch, Any] | None = None
+        #: The step loop on the device (greedy classes, IO binding, no prefix cache): the
+        #: states it holds and their :class:`.device_selection.DeviceSelection`; their
+        #: host tokens are brought back (:meth:`_sync`) when the set changes or one ends.
+        self.on_device = (decoder.selection_graph is not None and not self.sampling
+                          and not self.whole)
+        self._device: tuple[list[DecodeState], Any] | None = None
 
     @property
     def joinable(self) -> bool:
@@ -183,6 +190,8 @@ class Stepper:
         try:
             self._advance(states)
         except Exception as err:
+            self._sync()
+            states = [s for s in states if s.error is None]
             self._built = None
             if len(states) == 1:
                 states[0].error = err
@@ -249,6 +258,9 @@ class Stepper:
     def _advance(self, states: list[DecodeState]) -> None:
         """One forward over ``states`` and one selection step each (nothing is changed
         when the forward raises)."""
+        if self.on_device:
+            self._advance_on_device(states)
+            return
         batch, runner = self._batch(states)
         results = runner.run(self.stats)
         t_max = batch.t_max
@@ -281,6 +293,63 @@ class Stepper:
                 state.tokens = tokens[i, :, :state.num_target].copy()
                 state.step += 1
         batch.put_all(tokens)
+
+    def _advance_on_device(self, states: list[DecodeState]) -> None:
+        """One step with scoring, selection and the token update on the device: only the
+        counts and step indices go up; tokens come down when the set of states changes."""
+        held = self._device
+        if held is None or held[0] != states:
+            self._sync()
+            from wyoming_omnivoice.engine.device_selection import DeviceSelection
+
+            batch, runner = self._batch(states)
+            noisy = self.options.position_temperature > 0
+            make_graph = self.decoder.selection_graph
+            if make_graph is None:
+                raise RuntimeError("the engine has no device selection session")
+            graph = make_graph(guided=self.options.guidance_scale != 0, noisy=noisy)
+            selection = DeviceSelection(graph)
+            selection.prepare(runner, batch, self._tokens(states, batch.t_max),
+                              guidance=float(self.guidance), penalty=self.penalty,
+                              position_temperature=float(self.options.position_temperature),
+                              noise=self._all_noise(states, batch.t_max) if noisy else None)
+            held = self._device = (list(states), selection)
+        last = len(states[0].counts) - 1
+        counts = np.array([0 if s.done else s.counts[s.step] for s in states], np.int64)
+        steps = np.array([min(s.step, last) for s in states], np.int64)
+        held[1].step(counts, steps, self.stats)
+        for state in states:
+            if not state.done:
+                state.step += 1
+        if any(s.done for s in states):
+            self._sync()
+
+    def _sync(self) -> None:
+        """Bring the device's tokens back into the states it holds, and let it go (a state
+        whose tokens cannot be read fails)."""
+        held, self._device = self._device, None
+        if held is None:
+            return
+        try:
+            tokens = held[1].tokens()
+        except Exception as err:
+            for state in held[0]:
+                state.error = state.error or err
+            return
+        for i, state in enumerate(held[0]):
+            state.tokens = tokens[i, :, :state.num_target].copy()
+
+    @staticmethod
+    def _all_noise(states: list[DecodeState], t_max: int) -> np.ndarray:
+        """Every state's Gumbel noise for all its steps, ``[B, S, 8, T_max]`` (zeros where
+        it unmasks nothing), uploaded once per set of states."""
+        steps = len(states[0].counts)
+        noise = np.zeros((len(states), steps, NUM_CODEBOOKS, t_max), dtype=np.float32)
+        for i, state in enumerate(states):
+            for step, position in enumerate(state.noise.position):
+                if position is not None:
+                    noise[i, step, :, :state.num_target] = position
+        return noise
 
 
 def run_to_end(stepper: Stepper, on_done: Callable[[DecodeState], None] | None = None
