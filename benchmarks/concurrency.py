@@ -166,7 +166,7 @@ async def measure(args: argparse.Namespace, uris: dict[str, str]) -> dict[str, A
     return results
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model-dir", type=Path, required=True)
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
@@ -185,7 +185,7 @@ def main() -> None:
                         help="a flag for both servers (repeat; --server-arg=--precision=fp32)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--log-dir", type=Path, default=Path("/tmp"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     most = max(args.clients)
     # No background anchors (only the default voice's, before ready): a steady state.
     extra = ["--max-gap", "0", "--max-batch-size", str(args.max_batch_size),

@@ -356,14 +356,19 @@ def test_continuous_batching_is_one_adjustable_call(tmp_path: Path,
         def main(argv: list[str]) -> int:
             calls.append(argv)
             raw = Path(argv[argv.index("--json") + 1])
-            raw.write_text(json.dumps({"header": ["clients", "replies/s"],
-                                       "rows": [[1, 3.0], [16, 20.0]]}))
+            # benchmarks.concurrency's own JSON: figures per mode, then per client count
+            raw.write_text(json.dumps({"results": {
+                mode: {count: {"replies_per_s": rate * count, "first_audio_p50_s": 0.1,
+                               "aggregate_rtf": 0.02} for count in (1, 16)}
+                for mode, rate in (("batch", 1.0), ("step", 2.0))}}))
             return 0
 
     result = sched.run_concurrency(Concurrency, TINY, "cpu", 8, (1, 16),
-                                   tmp_path / "concurrency.json")
-    assert result["rows"] == [[1, 3.0], [16, 20.0]]
-    assert calls and "--clients" in calls[0]
+                                   tmp_path / "concurrency.json", "fp16")
+    assert result["header"][0] == "clients" and "step: replies/s" in result["header"]
+    assert result["rows"] == [[1, 1.0, 0.1, 0.02, 2.0, 0.1, 0.02],
+                              [16, 16.0, 0.1, 0.02, 32.0, 0.1, 0.02]]
+    assert calls and "--clients" in calls[0] and "--server-arg=--precision=fp16" in calls[0]
 
     def missing(name: str) -> object:
         raise ImportError(f"No module named {name!r}")

@@ -172,7 +172,7 @@ sections() {  # everything after the kit: the same here (dry run) and there
     "$PY" -m benchmarks.devstep_gpu --model-dir "$MODEL" --device "$DEVICE" --precision "$sp" \
     --requests "${DEVSTEP_REQUESTS:-20}" --steps "$STEPS,$(( STEPS / 2 ))" --repeats 2
   step 120 "continuous batching, 1-16 clients (-m tools.gpu.sched)" "$PY" -m tools.gpu.sched \
-    "$MODEL" --device "$DEVICE" --steps "$STEPS" --json "$OUT/concurrency.json"
+    "$MODEL" --device "$DEVICE" --steps "$STEPS" --json "$OUT/concurrency.json" --precision "$sp"
   local up=()
   if [ "$UPSTREAM" = 1 ] && [ -d "$MODEL/upstream" ]; then
     step 100 "upstream PyTorch eager on the same weights" "${TORCH_PY:-$PY}" -m tools.gpu.upstream \

@@ -29,17 +29,34 @@ CLIENTS = (1, 2, 4, 8, 16)
 # may add any other figures; raise to report a failure.
 # ---------------------------------------------------------------------------------------
 def run_concurrency(module: Any, model_dir: Path, device: str, steps: int,
-                    clients: tuple[int, ...], json_path: Path) -> dict[str, Any]:
+                    clients: tuple[int, ...], json_path: Path,
+                    precision: str | None = None) -> dict[str, Any]:
+    """Whole batches against step scheduling (continuous batching), one server each,
+    through the real ``wyoming`` client, with Poisson arrivals."""
     raw = json_path.with_suffix(".raw.json")
     argv = ["--model-dir", str(model_dir), "--device", device, "--num-steps", str(steps),
-            "--clients", *map(str, clients), "--json", str(raw)]
+            "--clients", *map(str, clients), "--replies", "2", "--mean-gap-s", "0.2",
+            "--modes", "batch", "step", "--json", str(raw), "--log-dir", "/tmp/ov-gpu"]
+    if precision:
+        argv.append(f"--server-arg=--precision={precision}")
     print(f"benchmarks.concurrency.main({argv})", flush=True)
     status = module.main(argv)
     if status not in (None, 0):
         raise RuntimeError(f"benchmarks.concurrency exited {status}")
     data: dict[str, Any] = json.loads(raw.read_text()) if raw.is_file() else {}
-    rows = data.get("rows") or [[k, json.dumps(v)[:80]] for k, v in data.items()]
-    return {"header": data.get("header") or ["figure", "value"], "rows": rows, "raw": data}
+    results: dict[str, dict[str, dict[str, float]]] = data.get("results", {})
+    header = ["clients"] + [f"{mode}: {figure}" for mode in results
+                            for figure in ("replies/s", "first audio p50 s", "RTF")]
+    rows = []
+    for count in clients:
+        row: list[Any] = [count]
+        for figures in results.values():
+            one = figures.get(str(count)) or figures.get(count) or {}  # type: ignore[call-overload]
+            row += [round(one.get("replies_per_s", float("nan")), 2),
+                    round(one.get("first_audio_p50_s", float("nan")), 3),
+                    round(one.get("aggregate_rtf", float("nan")), 4)]
+        rows.append(row)
+    return {"header": header, "rows": rows, "raw": data}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=32)
     parser.add_argument("--clients", default=",".join(map(str, CLIENTS)))
     parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument("--precision", default=None, help="the servers' --precision")
     args = parser.parse_args(argv)
     clients = tuple(int(c) for c in args.clients.split(","))
     try:
@@ -61,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         result = run_concurrency(module, args.model_dir, args.device, args.steps, clients,
-                                 args.json)
+                                 args.json, args.precision)
     except Exception as err:  # reported, and the check goes on
         status = f"continuous batching: FAILED {type(err).__name__}: {err}"
         print(status, flush=True)
