@@ -225,3 +225,21 @@ def test_the_probe_before_preparing_reads_only_the_first_attention_block() -> No
                   external_data_dir=TINY, prepack=False)
     (out,) = graph.run(random_feeds(64, 9, 1, 0), ["hidden_states"])
     assert out.shape == (1, 9, 64)
+
+
+def test_removing_stale_builds_keeps_other_variants_whose_names_share_a_prefix(
+        tmp_path: Path) -> None:
+    """``fp32``'s clean-up once took ``fp32-fused-<fp>`` (and a parallel build's
+    ``.tmp-fp32-fused-...`` staging folder) for its own outdated builds."""
+    from wyoming_omnivoice.engine.prepared_store import remove_stale
+
+    names = ["fp32-0123456789abcdef", "fp32-fedcba9876543210",
+             ".tmp-fp32-fedcba9876543210-77", ".old-fp32-fedcba9876543210-78",
+             "fp32-fused-0123456789abcdef", ".tmp-fp32-fused-0123456789abcdef-79",
+             "fp16-fused-0123456789abcdef"]
+    for name in names:
+        (tmp_path / name).mkdir()
+    remove_stale(tmp_path, "fp32", keep="fp32-0123456789abcdef")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["fp32-0123456789abcdef", "fp32-fused-0123456789abcdef",
+         ".tmp-fp32-fused-0123456789abcdef-79", "fp16-fused-0123456789abcdef"])

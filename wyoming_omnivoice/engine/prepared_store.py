@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -162,9 +163,11 @@ def load_prepared(folder: Path, source: Path) -> tuple[PreparedBackbone | None, 
 
 def remove_stale(root: Path, variant: str, keep: str) -> None:
     """Builds of ``variant`` for another source, and leftovers of interrupted builds."""
+    # ``<variant>-<fingerprint>``, with ``.tmp-``/``.old-`` and a process id for leftovers:
+    # matched whole, so ``fp32`` never takes ``fp32-fused-...`` for one of its own.
+    own = re.compile(rf"(\.tmp-|\.old-)?{re.escape(variant)}-[0-9a-f]{{16}}(-\d+)?")
     for folder in root.iterdir():
-        stale = folder.name.startswith((f"{variant}-", f".tmp-{variant}-",
-                                        f".old-{variant}-"))
+        stale = own.fullmatch(folder.name) is not None
         if folder.is_dir() and stale and folder.name != keep:
             _LOGGER.info("Removing the outdated prepared backbone %s", folder)
             shutil.rmtree(folder, ignore_errors=True)
