@@ -257,7 +257,8 @@ MIB = 2**20
 
 def test_one_call_when_tree_and_kit_fit() -> None:
     (call,) = carry.plan_calls(10 * MIB, 25 * MIB, 25 * MIB)
-    assert call.startswith('run(command="bash tools/gpu/check.sh all"')
+    assert call.startswith(f'run(command="{carry.ALL_COMMAND}"')
+    assert carry.ALL_COMMAND.endswith("bash tools/gpu/check.sh all")
     assert '"local/gpu-kit/call1", "local/gpu-kit/call2"' in call
 
 

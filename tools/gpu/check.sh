@@ -4,9 +4,10 @@
 #
 # Here, once (PyPI reachable): bash tools/gpu/wheels.sh   -> local/gpu-kit/call1, call2
 # Then `python -m tools.gpu.carry plan` prints the exact device call(s). With this
-# project's tree (22.4 MiB) and the kit (57.5 MiB) over one call's 64 MiB, that is:
+# project's tree (23 MiB) and the kit (57.5 MiB) over one call's 64 MiB, that is:
 #   run(command="bash tools/gpu/check.sh stash", carry=["local/gpu-kit/call1"], timeout_s=90)
-#   run(command="bash tools/gpu/check.sh all", carry=["local/gpu-kit/call2"], timeout_s=480)
+#   run(command="PRECISIONS=fp16-fused,fp16,fp32 DEADLINE=540 bash tools/gpu/check.sh all",
+#       carry=["local/gpu-kit/call2"], timeout_s=600)
 # the second AT ONCE after the first (a machine stays warm ~30 s). When tree + kit fit,
 # one call: `check.sh all` carrying both folders (it stashes what it carries itself).
 #

@@ -24,8 +24,11 @@
 
 Defaults per device (docs/performance.md, "Speed", has the measured costs): on the CPU
 ``int8`` and 16 diffusion steps (the fastpath study found int8 costs about one WER point
-and 12-16 steps stay within noise of 32); on CUDA ``fp32`` with TF32 off and 32 steps until fp16 is
-verified on a GPU. ``--precision fp32 --num-steps 32`` is the exact mode everywhere.
+and 12-16 steps stay within noise of 32); on CUDA ``fp32`` with TF32 off and 32 steps:
+exact, and it makes the canonical voice anchors itself, where an fp16 serving engine needs
+a second fp32 engine on the GPU for them (the first GPU run: fp16 answers 1.9x sooner at
+98.2 % of codes; docs/gpu.md, "CUDA defaults").
+``--precision fp32 --num-steps 32`` is the exact mode everywhere.
 """
 
 from __future__ import annotations
