@@ -1,7 +1,7 @@
 """Concurrent clients against the server, under each worker scheduling, side by side.
 
 Starts one server per worker scheduling (the ``WYOMING_OMNIVOICE_SCHEDULING`` development
-switch of ``server/cli.py``) on the same model (``batch``: the former worker,
+switch of ``app/cli.py``) on the same model (``batch``: the former worker,
 a batch decoded to the end before the next; ``gated``: step scheduling where a request
 starts when the requests decoding are done; ``step``: a request joins the running decode at
 the next diffusion step; ``auto``, the default: step on CUDA, gated on the CPU), then
