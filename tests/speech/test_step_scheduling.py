@@ -116,9 +116,10 @@ def alone_audio(engine: Engine, request: SynthesisRequest) -> np.ndarray:
 
 async def test_request_comes_before_a_background_anchor(make_worker, watch: Watch,
                                                         engine: Engine) -> None:
-    """A request that arrives during a background decode's forward is decoded from the
-    very next forward on and gets its audio before the background takes its next step;
-    the background then resumes where it was and makes the same codes."""
+    """A request that arrives during a background decode's forward stops that forward (the
+    CPU's ForwardInterrupt), is decoded from the very next forward on and gets its audio
+    before the background runs its stopped step again; the background then resumes where
+    it was and makes the same codes."""
     expected = engine.generate_codes_batch([BACKGROUND], options=OPTIONS)[0]
     worker = make_worker()
     watch.events.clear()
@@ -131,8 +132,10 @@ async def test_request_comes_before_a_background_anchor(make_worker, watch: Watc
     watch.go(3)
     audio = await job.future
     codes = await asyncio.wrap_future(background)
+    # The third background forward was stopped and ran again: 3 + 6 forwards for 8 steps.
     assert watch.events == [(70,)] * 3 + [(45,)] * 8 + [("delivered", 45, "audio")] \
-        + [(70,)] * 5
+        + [(70,)] * 6
+    assert worker._scheduler is not None and worker._scheduler.interrupt.interrupted == 1
     np.testing.assert_array_equal(codes, expected)
     np.testing.assert_array_equal(audio, alone_audio(engine, req("Hello there.", 12, 45)))
 
@@ -248,8 +251,8 @@ async def test_stop_drains_the_decode_and_ends_background_work(make_worker,
 
 async def test_urgent_call_runs_at_the_next_step_of_background_work(
         make_worker, watch: Watch) -> None:
-    """A call someone waits for (a request's own voice anchor, a studio take) runs at the
-    background's next step boundary, not after the background work."""
+    """A call someone waits for (a request's own voice anchor, a studio take) stops the
+    background's forward in progress and runs at once, not after the background work."""
     worker = make_worker()
     background = worker.call(
         lambda e: e.generate_codes_batch([BACKGROUND], options=OPTIONS)[0], background=True)
@@ -259,4 +262,4 @@ async def test_urgent_call_runs_at_the_next_step_of_background_work(
     watch.go(2)
     await asyncio.wrap_future(urgent)
     await asyncio.wrap_future(background)
-    assert watch.events == [(70,)] * 2 + ["urgent"] + [(70,)] * 6
+    assert watch.events == [(70,)] * 2 + ["urgent"] + [(70,)] * 7  # the second ran again

@@ -32,6 +32,7 @@ __all__ = [
     "VOCODER",
     "DecodeOptions",
     "Engine",
+    "ForwardInterrupt",
     "ModelError",
     "SessionItem",
     "SynthesisRequest",
@@ -67,6 +68,7 @@ _PUBLIC = {
     "HEADS": "model_files",
     "VOCODER": "model_files",
     "Engine": "core",
+    "ForwardInterrupt": "interrupt",
     "MIN_CANVAS_FRAMES": "core",
     "ModelError": "model_files",
     "NO_TRANSCRIPT_HINT": "reference",
@@ -106,6 +108,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.duration import estimate_num_frames as estimate_num_frames
     from wyoming_omnivoice.engine.instruct import instruct_vocabulary as instruct_vocabulary
     from wyoming_omnivoice.engine.instruct import normalize_instruct as normalize_instruct
+    from wyoming_omnivoice.engine.interrupt import ForwardInterrupt as ForwardInterrupt
     from wyoming_omnivoice.engine.languages import (
         advertised_language_code as advertised_language_code,
     )

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from wyoming_omnivoice.engine.external_data import linked_external_data
+from wyoming_omnivoice.engine.interrupt import armed
 from wyoming_omnivoice.engine.model_files import ModelError
 
 _LOGGER = logging.getLogger(__name__)
@@ -234,6 +235,8 @@ class Graph:
         self.device = "cuda" if active and active[0] == CUDA_PROVIDER else "cpu"
         if self.run_options is None and self.device == "cpu":
             self.run_options = shrinking_run_options()
+        #: Run options of the CPU runs a background step makes (:mod:`.interrupt`).
+        self._interruptible: Any = None
         self.inputs = {i.name: _spec(i) for i in self.session.get_inputs()}
         self.outputs = {o.name: _spec(o) for o in self.session.get_outputs()}
 
@@ -266,8 +269,18 @@ class Graph:
         return cast
 
     def run(self, feeds: Mapping[str, Any], outputs: Sequence[str]) -> list[np.ndarray]:
-        """Run with numpy feeds; float outputs come back as float32."""
-        results = self.session.run(list(outputs), self.cast_inputs(feeds), self.run_options)
+        """Run with numpy feeds; float outputs come back as float32.
+
+        Inside a background step on the CPU (:func:`.interrupt.arm`) the run stops when a
+        request arrives, raising :class:`.interrupt.Interrupted`."""
+        interrupt = armed() if self.device == "cpu" else None
+        if interrupt is None:
+            results = self.session.run(list(outputs), self.cast_inputs(feeds), self.run_options)
+        else:
+            if self._interruptible is None:
+                self._interruptible = shrinking_run_options()
+            with interrupt.running(self._interruptible) as options:
+                results = self.session.run(list(outputs), self.cast_inputs(feeds), options)
         return [
             r.astype(np.float32) if r.dtype == np.float16 else r for r in results
         ]

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from wyoming_omnivoice.engine.decode_types import DecodeOptions, DecodeStats
+from wyoming_omnivoice.engine.interrupt import ForwardInterrupt, Interrupted, arm
 from wyoming_omnivoice.engine.layouts import Batch, natural_length
 from wyoming_omnivoice.engine.prompt import Prompt
 from wyoming_omnivoice.engine.schedule import unmask_counts
@@ -75,15 +76,22 @@ _local = threading.local()
 
 
 @contextmanager
-def between_steps(hook: Callable[[], None]) -> Iterator[None]:
+def between_steps(hook: Callable[[], None], interrupt: ForwardInterrupt | None = None
+                  ) -> Iterator[None]:
     """Call ``hook()`` at every step boundary of the whole-batch decodes run on this thread
-    inside the ``with`` (not inside ``hook`` itself); an exception it raises ends the decode."""
-    previous = getattr(_local, "hook", None)
-    _local.hook = hook
+    inside the ``with`` (not inside ``hook`` itself); an exception it raises ends the decode.
+
+    With ``interrupt``, :meth:`.interrupt.ForwardInterrupt.request` (from any thread) stops
+    the forward of such a decode's step in the middle (host step loop on the CPU): the step
+    is run again after the next ``hook()``, with the same result."""
+    previous = getattr(_local, "hook", None), getattr(_local, "interrupt", None)
+    _local.hook, _local.interrupt = hook, interrupt
+    if interrupt is not None:
+        interrupt.clear()
     try:
         yield
     finally:
-        _local.hook = previous
+        _local.hook, _local.interrupt = previous
 
 
 def step_boundary() -> None:
@@ -91,11 +99,22 @@ def step_boundary() -> None:
     hook = getattr(_local, "hook", None)
     if hook is None:
         return
+    interrupt = getattr(_local, "interrupt", None)
+    if interrupt is not None:
+        interrupt.clear()  # what is waiting now is served by this call
     _local.hook = None
     try:
         hook()
     finally:
         _local.hook = hook
+
+
+def _background_interrupt() -> ForwardInterrupt | None:
+    """The interrupt a step on this thread answers to: only a background decode's step
+    (inside :func:`between_steps`, not inside its hook)."""
+    if getattr(_local, "hook", None) is None:
+        return None
+    return getattr(_local, "interrupt", None)
 
 
 @dataclass(eq=False)
@@ -187,8 +206,13 @@ class Stepper:
         states = list(self.active)
         if not states:
             return []
+        interrupt = None if self.on_device or self.options.prefix_cache >= 2 \
+            else _background_interrupt()
         try:
-            self._advance(states)
+            with arm(interrupt):
+                self._advance(states)
+        except Interrupted:
+            return []  # nothing changed: the step runs again after the step boundary
         except Exception as err:
             self._sync()
             states = [s for s in states if s.error is None]

@@ -20,10 +20,13 @@ The worker thread (``scheduling`` ``step`` or ``gated``) keeps one engine
   run only when no request waits or decodes. Every decode they make calls the engine's
   step hook (``engine.between_steps``) between its steps; there this loop serves every
   request that has arrived (and anything urgent) until none is left, then returns, and the
-  background decode takes its next step where it was. So a request waits for background
-  work at most one backbone forward, and background work progresses only while no request
-  waits. ``stop`` lets the requests decoding finish and ends a background call at its next
-  step boundary with :class:`.worker.WorkerStoppedError`.
+  background decode takes its next step where it was. A request (or urgent call) queued
+  while a background step's forward runs on the CPU stops that forward at once
+  (:class:`~wyoming_omnivoice.engine.ForwardInterrupt`; the step is run again afterwards,
+  with the same result), so it waits for background work hardly at all, and at most one
+  backbone forward where a forward cannot be stopped (CUDA). Background work progresses only
+  while no request waits. ``stop`` lets the requests decoding finish and ends a background
+  call at its next step boundary with :class:`.worker.WorkerStoppedError`.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from wyoming_omnivoice.engine import between_steps
+from wyoming_omnivoice.engine import ForwardInterrupt, between_steps
 from wyoming_omnivoice.speech.jobs import WorkerStoppedError
 from wyoming_omnivoice.speech.pacing import piece_frames
 
@@ -61,6 +64,15 @@ class StepScheduler:
         #: Jobs taken from the queue and not in the session yet.
         self.joining: list[Job] = []
         self.in_background = False
+        #: Stops a background step's forward when work for a request arrives (the worker
+        #: calls :meth:`interrupt_background` from other threads).
+        self.interrupt = ForwardInterrupt()
+
+    def interrupt_background(self) -> None:
+        """Work for a request was queued (any thread): a background decode's forward in
+        progress stops now instead of running to its end (see :mod:`.engine.interrupt`)."""
+        if self.in_background:
+            self.interrupt.request()
 
     # -- the loops -----------------------------------------------------------------------
     def run(self) -> None:
@@ -197,7 +209,7 @@ class StepScheduler:
             return
         self.in_background = True
         try:
-            with between_steps(self.serve_requests):
+            with between_steps(self.serve_requests, self.interrupt):
                 self.worker._run_call(call)
         finally:
             self.in_background = False

@@ -149,6 +149,7 @@ class InferenceWorker:
             self._calls.clear()
             self._background.clear()
             self._cond.notify_all()
+        self._interrupt_background()  # a background forward ends now, not at its end
         for job in dropped:
             self._deliver(job, error=WorkerStoppedError("the server is shutting down"))
         for call in calls:
@@ -197,6 +198,7 @@ class InferenceWorker:
                 )
             self._pending.append(job)
             self._cond.notify()
+        self._interrupt_background()
         return job
 
     def call(self, run: Callable[[Engine], T], *, background: bool = False
@@ -213,7 +215,15 @@ class InferenceWorker:
             queue = self._background if background and step else self._calls
             queue.append(_Call(run=run, future=future, background=background and step))
             self._cond.notify()
+        if not background:
+            self._interrupt_background()
         return future
+
+    def _interrupt_background(self) -> None:
+        """Work for a request is queued: stop a background forward in progress."""
+        scheduler = self._scheduler
+        if scheduler is not None:
+            scheduler.interrupt_background()
 
     def _check_running(self) -> None:
         if self._dead is not None or self._stopping or self._thread is None:
