@@ -31,7 +31,8 @@ from wyoming_omnivoice.engine.prepared_record import (
 _LOGGER = logging.getLogger(__name__)
 
 #: Bump when a preparation changes what it writes: every prepared backbone is rebuilt.
-PREPARE_VERSION = 2
+#: 3: int8 weights in 7 bits (``reduce_range``), the same codes on every x86 host.
+PREPARE_VERSION = 3
 PREPARED_DIR = "prepared"
 #: Bytes of the weights file read from its start and its end for the fingerprint.
 _SAMPLE_BYTES = 1 << 20

@@ -34,7 +34,7 @@ def quantize_int8_onnxruntime(model: onnx.ModelProto, weights_dir: Path, target:
     try:
         quantize_dynamic(
             rewritten, target, op_types_to_quantize=["MatMul"], per_channel=True,
-            reduce_range=False, weight_type=QuantType.QInt8, use_external_data_format=True,
+            reduce_range=True, weight_type=QuantType.QInt8, use_external_data_format=True,
             # Only products with a weight matrix; the attention products stay fp32. ONNX
             # shape inference does not know SimplifiedLayerNormalization: its outputs are fp32.
             extra_options={"MatMulConstBOnly": True,
