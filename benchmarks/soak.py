@@ -14,8 +14,11 @@ Every valid request must complete with correct audio: exactly the expected audio
 ``synthesize-stopped``. A warm-up round (every kind at full concurrency) runs first; the
 script then prints the server's resident memory after warm-up and at the end (the end must
 be within ``--rss-tolerance``, default 10 %), and its open file descriptors and threads
-before and after (they must come back to the warm-up values). Exit status 1 when any check
-fails.
+before and after (they must come back to the warm-up values). Both snapshots are taken with
+the server at rest (:func:`benchmarks.process_probes.settled_snapshot`: no CPU used for a
+window longer than the worker's wait before it returns its free heap), so they compare what
+the server keeps, not the work of a vanished client still decoding or its last burst's free
+heap. Exit status 1 when any check fails.
 
 Usage::
 
@@ -30,7 +33,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import signal
 import socket
@@ -46,6 +48,8 @@ from wyoming.client import AsyncClient
 from wyoming.event import Event
 from wyoming.info import Describe
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
+
+from benchmarks.process_probes import Snapshot, rss_kib, settled_snapshot
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TINY_MODEL = REPO_ROOT / "tests" / "fixtures" / "models" / "tiny"
@@ -63,50 +67,6 @@ SENTENCES = [
 ]
 KINDS = ("one-shot", "stream", "abandon-stream", "describe")
 WEIGHTS = (0.4, 0.3, 0.15, 0.15)
-
-
-# --------------------------------------------------------------------------- process probes
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
-
-
-def threads(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("Threads:"):
-            return int(line.split()[1])
-    raise RuntimeError("no Threads")
-
-
-def open_fds(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-@dataclass
-class Snapshot:
-    rss_kib: int
-    fds: int
-    threads: int
-
-    @classmethod
-    def of(cls, pid: int) -> Snapshot:
-        return cls(rss_kib(pid), open_fds(pid), threads(pid))
-
-
-async def settled_snapshot(pid: int, baseline: Snapshot | None, timeout: float = 10.0
-                           ) -> Snapshot:
-    """A snapshot once closed connections are reaped (fds/threads back to the baseline)."""
-    deadline = time.monotonic() + timeout
-    snap = Snapshot.of(pid)
-    while baseline is not None and time.monotonic() < deadline and (
-            snap.fds > baseline.fds or snap.threads > baseline.threads):
-        await asyncio.sleep(0.2)
-        snap = Snapshot.of(pid)
-    return snap
 
 
 # --------------------------------------------------------------------------- requests

@@ -263,3 +263,29 @@ async def test_urgent_call_runs_at_the_next_step_of_background_work(
     await asyncio.wrap_future(urgent)
     await asyncio.wrap_future(background)
     assert watch.events == [(70,)] * 2 + ["urgent"] + [(70,)] * 7  # the second ran again
+
+
+async def test_the_worker_returns_the_free_heap_once_when_it_runs_out_of_work(
+        make_worker, watch: Watch, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once its last job is done and nothing came for TRIM_AFTER_IDLE_S, the worker returns
+    the free C heap, once (never between the steps of a decode, never again while it has
+    nothing to do)."""
+    from wyoming_omnivoice.speech import step_scheduler
+
+    returned = threading.Event()
+
+    def release() -> bool:
+        watch.events.append(("heap returned",))
+        returned.set()
+        return True
+
+    monkeypatch.setattr(step_scheduler, "release_free_heap", release)
+    monkeypatch.setattr(step_scheduler, "TRIM_AFTER_IDLE_S", 0.05)
+    worker = make_worker()
+    for round_ in range(2):
+        watch.events.clear()
+        returned.clear()
+        await worker.submit(req("Hello there.", 12 + round_, 45)).future
+        assert await asyncio.to_thread(returned.wait, 30)
+        await asyncio.sleep(0.3)  # time for a second one, which must not come
+        assert watch.events == [(45,)] * 8 + [("delivered", 45, "audio"), ("heap returned",)]

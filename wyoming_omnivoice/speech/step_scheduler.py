@@ -26,7 +26,9 @@ The worker thread (``scheduling`` ``step`` or ``gated``) keeps one engine
   with the same result), so it waits for background work hardly at all, and at most one
   backbone forward where a forward cannot be stopped (CUDA). Background work progresses only
   while no request waits. ``stop`` lets the requests decoding finish and ends a background
-  call at its next step boundary with :class:`.worker.WorkerStoppedError`.
+  call at its next step boundary with :class:`.worker.WorkerStoppedError`;
+- when it has had nothing to do for :data:`TRIM_AFTER_IDLE_S` after doing some work, it
+  hands the heap's free memory back to the system (:mod:`.heap`) and sleeps.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from wyoming_omnivoice.engine import ForwardInterrupt, between_steps
+from wyoming_omnivoice.speech.heap import release_free_heap
 from wyoming_omnivoice.speech.jobs import WorkerStoppedError
 from wyoming_omnivoice.speech.pacing import piece_frames
 
@@ -49,6 +52,10 @@ _LOGGER = logging.getLogger("wyoming_omnivoice.speech.worker")
 Worker = Any
 
 STEP = "step"
+#: Out of work after doing some: return the free heap before sleeping.
+TRIM = "trim"
+#: Seconds with nothing to do, after work, before the heap is returned.
+TRIM_AFTER_IDLE_S = 1.0
 
 
 class StepScheduler:
@@ -67,6 +74,8 @@ class StepScheduler:
         #: Stops a background step's forward when work for a request arrives (the worker
         #: calls :meth:`interrupt_background` from other threads).
         self.interrupt = ForwardInterrupt()
+        #: Work was done since the heap was last trimmed (worker thread only).
+        self.worked = False
 
     def interrupt_background(self) -> None:
         """Work for a request was queued (any thread): a background decode's forward in
@@ -81,6 +90,11 @@ class StepScheduler:
             work = self._next(block=True, background=True)
             if work is None:
                 return
+            if work == TRIM:
+                self.worked = False
+                release_free_heap()
+                continue
+            self.worked = True
             if work == STEP:
                 self.step()
             else:
@@ -103,6 +117,7 @@ class StepScheduler:
     def _next(self, *, block: bool, background: bool) -> Any:
         """``STEP``, a call to run, or None (stopping and idle; or, not blocking, idle)."""
         worker = self.worker
+        idle_since = 0.0
         with worker._cond:
             while True:
                 worker._drop_cancelled()
@@ -119,7 +134,16 @@ class StepScheduler:
                     return worker._background.popleft()
                 if not block:
                     return None
-                worker._cond.wait()
+                if not self.worked:
+                    worker._cond.wait()
+                    continue
+                # Idle after work: the heap is returned once nothing came for a moment
+                # (the event loop is still freeing the last replies' audio as it sends it).
+                idle_since = idle_since or time.monotonic()
+                remaining = idle_since + TRIM_AFTER_IDLE_S - time.monotonic()
+                if remaining <= 0:
+                    return TRIM
+                worker._cond.wait(remaining)
         self._join(joining)
         return STEP
 
