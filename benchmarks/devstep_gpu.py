@@ -50,10 +50,14 @@ def main() -> None:
         traceback.print_exc()
     print("\n-- 3. step loop: host vs device --", flush=True)
     try:
-        if engine.decoder.runner is None:
-            print("no IO-binding runner on this engine (CPU default): skipped")
-        else:
-            compare_loops(engine, int(args.steps.split(",")[0]), args.repeats)
+        looped = engine
+        if engine.decoder.runner is None or engine.decoder.selection_graph is None:
+            print("this engine has no device loop (the CPU default): a second one with IO "
+                  "binding, buckets and the device loop")
+            looped = Engine.load(args.model_dir, device=args.device, precision=args.precision,
+                                 io_binding=True, buckets=True, device_loop=True)
+            looped.warm_up()
+        compare_loops(looped, int(args.steps.split(",")[0]), args.repeats)
     except Exception:
         traceback.print_exc()
     print("\n-- 4. text table on the host (a second engine) --", flush=True)

@@ -87,6 +87,15 @@ def test_placement_gate_reads_every_node() -> None:
     assert not memcpy.ok and memcpy.figures["memcpy"] == 1
     shape_on_cpu = placement_verdict("x", [*on_cuda, (CPU, "Shape", "shape")])
     assert not shape_on_cpu.ok and shape_on_cpu.figures["off_cuda_ops"] == {"Shape": 1}
+    # fp32/fp16: shape arithmetic on the CPU provider is known (no Memcpy); nothing else is
+    known = [*on_cuda, (CPU, "Concat", "c"), (CPU, "Slice", "s")]
+    assert placement_verdict("x", known, shape_nodes_known=True).ok
+    assert placement_verdict("x", known, shape_nodes_known=True).figures[
+        "known_shape_nodes"] == 2
+    assert not placement_verdict("x", [*known, (CPU, "MatMul", "m")],
+                                 shape_nodes_known=True).ok
+    assert not placement_verdict("x", [*known, (CUDA_PROVIDER, "MemcpyToHost", "copy")],
+                                 shape_nodes_known=True).ok
     assert not placement_verdict("x", []).ok
     assert not placement_verdict("x", "placement unavailable: no API").ok
 
@@ -256,17 +265,23 @@ MIB = 2**20
 
 
 def test_one_call_when_tree_and_kit_fit() -> None:
-    (call,) = carry.plan_calls(10 * MIB, 25 * MIB, 25 * MIB)
-    assert call.startswith(f'run(command="{carry.ALL_COMMAND}"')
-    assert carry.ALL_COMMAND.endswith("bash tools/gpu/check.sh all")
-    assert '"local/gpu-kit/call1", "local/gpu-kit/call2"' in call
+    (call,) = carry.plan_calls(10 * MIB, 25 * MIB, 25 * MIB, time_left=900)
+    assert call.startswith('run(command="PRECISIONS=fp16-fused,fp16,fp32 TIME_LEFT=720 '
+                           'bash tools/gpu/check.sh all"')
+    assert '"local/gpu-kit/call1", "local/gpu-kit/call2"' in call and "timeout_s=600" in call
 
 
 def test_two_calls_when_this_projects_tree_and_kit_do_not_fit() -> None:
-    stash, full = carry.plan_calls(int(22.4 * MIB), int(28.7 * MIB), int(28.7 * MIB))
+    """The first call builds and prepares the model; the second's deadline follows the
+    device time left (its limit too, at most a command's 600 s)."""
+    stash, full = carry.plan_calls(int(22.4 * MIB), int(28.7 * MIB), int(28.7 * MIB),
+                                   time_left=900)
     assert "check.sh stash" in stash and '["local/gpu-kit/call1"]' in stash
-    assert "check.sh all" in full and '["local/gpu-kit/call2"]' in full
-    assert f"timeout_s={carry.ALL_TIMEOUT_S}" in full and carry.ALL_TIMEOUT_S <= 600
+    assert f"timeout_s={carry.STASH_TIMEOUT_S}" in stash
+    left = 900 - carry.START_S - carry.STASH_TIMEOUT_S
+    assert f"TIME_LEFT={left} bash tools/gpu/check.sh all" in full
+    assert '["local/gpu-kit/call2"]' in full and f"timeout_s={left - 30}" in full
+    assert carry.all_call(2000)[1] == 600 and carry.all_call(100)[1] == 70
 
 
 def test_no_call_when_a_part_cannot_travel_beside_the_tree() -> None:
@@ -347,6 +362,42 @@ def test_summary_passes_only_when_every_gate_passes(tmp_path: Path) -> None:
     assert rc == 1 and "no gate ran" in out
 
 
+def test_each_precisions_gates_are_read_on_their_own() -> None:
+    from tools.gpu.summary import gates_by_precision
+
+    verdicts = [{"name": "device is CUDA, fp16-fused engine", "ok": True},
+                {"name": "node placement, fp16-fused backbone", "ok": True},
+                {"name": "device is CUDA, fp16 engine", "ok": True},
+                {"name": "node placement, fp16 backbone", "ok": False},
+                {"name": "CUDA graph capture in every bucket, fp16", "ok": True}]
+    assert gates_by_precision(verdicts, ["fp16-fused", "fp16", "fp32"]) == [
+        ("fp16-fused", "PASS", "PASS", "-"), ("fp16", "PASS", "FAIL", "PASS"),
+        ("fp32", "-", "-", "-")]
+
+
+def test_figures_never_carry_the_label_of_another_precision(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine that runs another precision than the one asked for (a variant that could
+    not be prepared falls back): a failed gate, and no figure under the name asked for."""
+    import argparse
+
+    from wyoming_omnivoice import Engine
+
+    fallback = Engine.load(TINY, device="cpu", precision="published")
+    monkeypatch.setattr(figures, "load_engine", lambda *args, **kwargs: fallback)
+    args = argparse.Namespace(model_dir=TINY, device="cpu", json=tmp_path / "f.json",
+                              max_bucket=512, repeats=1, steps=1, requests=1)
+    verdicts: list[figures.Verdict] = []
+    measured: dict[str, object] = {}
+    assert figures.measure_precision(args, "fp32", verdicts, measured) is None
+    (verdict,) = verdicts
+    assert not verdict.ok and verdict.name.startswith("device is CUDA")
+    assert "runs 'published', not 'fp32'" in verdict.detail
+    ours = measured["fp32"]
+    assert isinstance(ours, dict) and ours["runs"] == "published"
+    assert not {"placement", "forward_ms", "first_audio_p50_ms"} & set(ours)
+
+
 def test_continuous_batching_is_one_adjustable_call(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[list[str]] = []
@@ -369,6 +420,16 @@ def test_continuous_batching_is_one_adjustable_call(tmp_path: Path,
     assert result["rows"] == [[1, 1.0, 0.1, 0.02, 2.0, 0.1, 0.02],
                               [16, 16.0, 0.1, 0.02, 32.0, 0.1, 0.02]]
     assert calls and "--clients" in calls[0] and "--server-arg=--precision=fp16" in calls[0]
+    assert "--server-arg=--canonical-anchors=never" in calls[0]
+    assert sched.CLIENTS == (1, 4, 16)
+
+    class Exits:
+        @staticmethod
+        def main(argv: list[str]) -> int:
+            raise SystemExit("server exited")
+
+    with pytest.raises(RuntimeError, match="server exited"):
+        sched.run_concurrency(Exits, TINY, "cpu", 8, (1,), tmp_path / "x.json")
 
     def missing(name: str) -> object:
         raise ImportError(f"No module named {name!r}")
@@ -404,3 +465,39 @@ def test_the_summary_runs_when_the_model_cannot_be_built(tmp_path: Path) -> None
     assert "no model: nothing to measure" in done.stdout
     assert "== summary" in done.stdout and "GPU CHECK FAIL" in done.stdout
     assert (tmp_path / "out" / "check.log").read_text().count("GPU CHECK FAIL") == 1
+
+
+@pytest.mark.slow
+def test_the_dry_run_measures_the_new_path_first_and_writes_every_figure(
+        tmp_path: Path) -> None:
+    """The whole flow on the CPU with a small random model (about 2 minutes): the sections
+    in the order the device time needs (the fused precision's figures, the step loops,
+    continuous batching, then the others, agreement, server, summary), and the JSON each
+    section writes."""
+    out = tmp_path / "out"
+    env = {**os.environ, "OUT": str(out), "GPU_WORK": str(tmp_path / "work"),
+           "GPU_KIT": str(tmp_path / "no-kit"), "PYTHON": sys.executable,
+           "PRECISIONS": "fp32-fused,fp32"}
+    done = subprocess.run(["bash", str(REPO / "tools" / "gpu" / "check.sh"), "dry-run"],
+                          capture_output=True, text=True, timeout=900, env=env, cwd=REPO)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    log = (out / "check.log").read_text()
+    assert log.count("GPU CHECK FAIL") == 1 and "SKIPPED" not in log
+    starts = [line.split("== ", 1)[1] for line in log.splitlines()
+              if line.startswith("[") and "] == " in line]
+    order = ["model", "prepare", "figures: fp32-fused", "devstep", "continuous batching",
+             "figures: fp32 on", "agreement", "server end to end", "summary"]
+    found = [next(i for i, start in enumerate(starts) if start.startswith(name))
+             for name in order]
+    assert found == sorted(found), starts
+    got = json.loads((out / "figures.json").read_text())
+    assert got["fp32-fused"]["runs"] == "fp32-fused" and got["fp32"]["runs"] == "fp32"
+    assert got["fp32-fused"]["forward_ms"] and got["fp32"]["first_audio_p50_ms"] > 0
+    assert "fp32-fused vs fp32" in got["agreement"] and "fp32+tf32 vs fp32" not in \
+        got["agreement"]
+    assert got["summary"]["rows"] and got["summary"]["pass"] is False
+    sched_rows = json.loads((out / "concurrency.json").read_text())["rows"]
+    assert [row[0] for row in sched_rows] == [1, 2]
+    assert json.loads((out / "server.json").read_text())["first_audio_p50_ms"] > 0
+    assert "host loop" in log and "device loop" in log and "codes equal True" in log
+    assert "codes equal False" not in log

@@ -4,6 +4,8 @@ the CPU provider, for the host and the device step loops."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -16,6 +18,7 @@ from wyoming_omnivoice.engine.decoding.device_selection import step_session
 from wyoming_omnivoice.engine.forward.target_embeddings import (
     AUDIO_IDS,
     TEXT_TABLE,
+    audio_rows_model,
     target_embedding_model,
 )
 
@@ -34,6 +37,25 @@ def test_the_device_graph_holds_only_the_audio_rows_of_the_text_table() -> None:
     model = onnx.ModelProto.FromString(target_embedding_model(path))
     (table,) = [t for t in model.graph.initializer if t.name == TEXT_TABLE]
     assert table.dims[0] == AUDIO_IDS < onnx.load(str(path)).graph.initializer[0].dims[0]
+
+
+def test_the_text_table_is_found_by_what_it_is_not_by_its_name(tmp_path: Path) -> None:
+    """The real export may name it otherwise (text_embed.weight): the table a Gather reads
+    at input_ids[:, 0] is the one cut, whatever its name."""
+    path = FIXTURES / "models" / "tiny" / "audio_embeddings_encoder.onnx"
+    model = onnx.load(str(path))
+    for tensor in model.graph.initializer:
+        if tensor.name == TEXT_TABLE:
+            tensor.name = "text_embed.weight"
+    for node in model.graph.node:
+        node.input[:] = ["text_embed.weight" if n == TEXT_TABLE else n for n in node.input]
+    renamed = tmp_path / "audio_embeddings_encoder.onnx"
+    onnx.save(model, str(renamed))
+    cut = audio_rows_model(renamed)
+    (table,) = [t for t in cut.graph.initializer if t.name == "text_embed.weight"]
+    assert table.dims[0] == AUDIO_IDS
+    audio = [t for t in cut.graph.initializer if t.name == "model.audio_embeddings.weight"]
+    assert audio and audio[0].dims[0] == 8200  # the audio table is left whole
 
 
 def test_sessions_are_where_they_should_be(engines: tuple[Engine, Engine]) -> None:

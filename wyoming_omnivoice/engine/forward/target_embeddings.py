@@ -43,6 +43,20 @@ TARGET_INDEX = "target_index"
 OUTPUT = "inputs_embeds"
 
 
+def text_table(graph: onnx.GraphProto) -> onnx.TensorProto | None:
+    """The text table: the weight a Gather reads at the indices another Gather takes from
+    ``input_ids`` (row 0 of its codebook axis), whatever its name; else the one named
+    :data:`TEXT_TABLE`."""
+    inits = {t.name: t for t in graph.initializer}
+    producer = {out: node for node in graph.node for out in node.output}
+    for node in graph.node:
+        source = producer.get(node.input[1]) if len(node.input) > 1 else None
+        if node.op_type == "Gather" and node.input[0] in inits and source is not None and \
+                source.op_type == "Gather" and source.input[0] == "input_ids":
+            return inits[node.input[0]]
+    return inits.get(TEXT_TABLE)
+
+
 def audio_rows_model(embeddings: Path) -> onnx.ModelProto:
     """The published embeddings graph with its text table cut to the :data:`AUDIO_IDS`
     rows a target position can hold (its inputs and output unchanged): the embeddings of
@@ -55,18 +69,19 @@ def audio_rows_model(embeddings: Path) -> onnx.ModelProto:
     except Exception as err:
         raise ModelError(f"Could not read {embeddings}: {err}") from err
     graph = model.graph
-    table = next((t for t in graph.initializer if t.name == TEXT_TABLE), None)
+    table = text_table(graph)
     outputs = [o.name for o in graph.output]
     if table is None or outputs != [OUTPUT]:
-        raise ModelError(f"{embeddings} has no {TEXT_TABLE} table or no single "
-                         f"{OUTPUT} output: the text table cannot be kept off the device")
+        raise ModelError(f"{embeddings} has no text table (a Gather by input_ids[:, 0]) or "
+                         f"no single {OUTPUT} output: the text table cannot be kept off the "
+                         "device")
     names = [i.name for i in graph.input]
     if sorted(names) != ["audio_mask", "input_ids"]:
         raise ModelError(f"{embeddings} has inputs {sorted(names)}, not input_ids and "
                          "audio_mask")
     cut = numpy_helper.to_array(table)[:AUDIO_IDS]
     graph.initializer.remove(table)
-    graph.initializer.append(numpy_helper.from_array(np.ascontiguousarray(cut), TEXT_TABLE))
+    graph.initializer.append(numpy_helper.from_array(np.ascontiguousarray(cut), table.name))
     order = {"input_ids": 0, "audio_mask": 1}
     inputs = sorted(graph.input, key=lambda i: order[i.name])
     del graph.input[:]
