@@ -147,6 +147,11 @@ def test_addon_serves_as_its_own_user_announces_itself_and_stops(
             {"service": "wyoming", "config": {"uri": f"tcp://{hostname}:10200"}}]
         assert supervisor.seen[-1] == f"POST /discovery {TOKEN}"
         assert "Home Assistant discovers the OmniVoice service" in discovery.stderr
+        refused = di.docker("exec", "-e", f"OMNIVOICE_SUPERVISOR_URL=http://supervisor:"
+                            f"{supervisor.port}", "-e", "SUPERVISOR_TOKEN=wrong", container,
+                            f"{S6}/discovery/run")  # logged, never fatal: exit code 0
+        assert "could not send the discovery message" in refused.stderr, refused.stderr
+        assert len(supervisor.discovered) == 1
 
         di.docker("stop", "-t", "75", container, timeout=200)
         state = di.container_state(container)
