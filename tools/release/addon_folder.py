@@ -31,6 +31,7 @@ Supervisor tags a local build ``local/ARCH-addon-SLUG:VERSION`` (``supervisor/ap
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import re
 import shutil
 import subprocess
@@ -50,9 +51,16 @@ IMAGE_BLOCK = re.compile(r"(?m)^(?:#[^\n]*\n)*image:[^\n]*\n")
 
 
 def build_wheel(out: Path, root: Path = ROOT) -> Path:
-    """This checkout's wheel, built with pip into ``out``."""
+    """This checkout's wheel, built with pip into ``out``: with the setuptools at hand when
+    it reads pyproject.toml's SPDX ``license`` (77 and newer), else in pip's isolated build
+    environment, which fetches one (Python 3.11's venv brings setuptools 65)."""
+    try:
+        major = int(importlib.metadata.version("setuptools").split(".")[0])
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        major = 0
+    isolation = ["--no-build-isolation"] if major >= 77 else []
     result = subprocess.run([sys.executable, "-m", "pip", "wheel", str(root), "--no-deps",
-                             "--no-build-isolation", "--quiet", "--wheel-dir", str(out)],
+                             *isolation, "--quiet", "--wheel-dir", str(out)],
                             capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
         raise OSError(f"pip wheel failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
