@@ -47,7 +47,7 @@ def text_table(graph: onnx.GraphProto) -> onnx.TensorProto | None:
     """The text table: the weight a Gather reads at the indices another Gather takes from
     ``input_ids`` (row 0 of its codebook axis), whatever its name; else the one named
     :data:`TEXT_TABLE`."""
-    inits = {t.name: t for t in graph.initializer}
+    inits: dict[str, onnx.TensorProto] = {t.name: t for t in graph.initializer}
     producer = {out: node for node in graph.node for out in node.output}
     for node in graph.node:
         source = producer.get(node.input[1]) if len(node.input) > 1 else None
