@@ -26,6 +26,9 @@ _LOGGER = logging.getLogger("wyoming_omnivoice.progress")
 #: At most one progress line per piece of work every this many seconds.
 LOG_INTERVAL_S = 5.0
 
+#: The kinds of long work (``Progress.kind``).
+DOWNLOAD, PREPARE, ANCHORS = "download", "prepare", "anchors"
+
 _running: dict[int, Progress] = {}
 _lock = threading.Lock()
 
@@ -37,6 +40,8 @@ class Snapshot:
     kind: str
     label: str
     unit: str
+    #: One unit, in the rate when it is below one a second (``20 s per anchor``).
+    item: str
     done: float
     total: float | None
     elapsed_s: float
@@ -51,7 +56,7 @@ class Snapshot:
 
     def as_dict(self) -> dict[str, object]:
         percent = self.percent
-        return {"kind": self.kind, "label": self.label, "unit": self.unit,
+        return {"kind": self.kind, "label": self.label, "unit": self.unit, "item": self.item,
                 "done": round(self.done, 3), "total": self.total,
                 "percent": None if percent is None else round(percent, 1),
                 "rate": None if self.rate is None else round(self.rate, 3),
@@ -81,6 +86,8 @@ def _duration(seconds: float) -> str:
 def describe(snapshot: Snapshot) -> str:
     """``label: done of total unit (percent), rate, about N s left``."""
     unit = snapshot.unit
+    if not snapshot.total and not snapshot.done:  # no count: how long it has run
+        return f"{snapshot.label} ({_duration(snapshot.elapsed_s)} so far)"
     if snapshot.total:
         amount = f"{_count(snapshot.done, unit)} of {_count(snapshot.total, unit)}"
         if unit != "bytes":
@@ -89,9 +96,11 @@ def describe(snapshot: Snapshot) -> str:
     else:
         amount = _count(snapshot.done, unit) + ("" if unit == "bytes" else f" {unit}")
     parts = [f"{snapshot.label}: {amount}"]
-    if snapshot.rate:
-        parts.append(f"{_size(snapshot.rate)}/s" if unit == "bytes"
-                     else f"{snapshot.rate:.2g} {unit}/s")
+    if snapshot.rate and unit == "bytes":
+        parts.append(f"{_size(snapshot.rate)}/s")
+    elif snapshot.rate:
+        parts.append(f"{snapshot.rate:.3g} {unit}/s" if snapshot.rate >= 1
+                     else f"{1 / snapshot.rate:.3g} s per {snapshot.item}")
     if snapshot.left_s is not None:
         parts.append(f"about {_duration(snapshot.left_s)} left")
     return ", ".join(parts)
@@ -101,12 +110,13 @@ class Progress:
     """One piece of long work; use as a context manager (listed while inside)."""
 
     def __init__(self, kind: str, label: str, total: float | None = None, *,
-                 unit: str = "bytes", done: float = 0.0,
+                 unit: str = "bytes", item: str | None = None, done: float = 0.0,
                  interval_s: float | None = None, logger: logging.Logger | None = None
                  ) -> None:
         self.kind = kind
         self.label = label
         self.unit = unit
+        self.item = item or unit.removesuffix("s")
         self.total = total
         self.interval_s = LOG_INTERVAL_S if interval_s is None else interval_s
         self._logger = logger or _LOGGER
@@ -139,11 +149,19 @@ class Progress:
             self._done = done
             if total is not None:
                 self.total = total
-            due = now - self._logged >= self.interval_s
+            # The end is the owner's line to write (log()), or what follows says it.
+            finished = bool(self.total) and done >= (self.total or 0)
+            due = now - self._logged >= self.interval_s and not finished
             if due:
                 self._logged = now
         if due:
             self._logger.info("%s", describe(self.snapshot(now)))
+
+    def log(self) -> None:
+        """A line now (the last one of a piece of work, whatever the interval)."""
+        with self._lock:
+            self._logged = time.monotonic()
+        self._logger.info("%s", describe(self.snapshot()))
 
     def snapshot(self, now: float | None = None) -> Snapshot:
         now = time.monotonic() if now is None else now
@@ -153,7 +171,7 @@ class Progress:
         left = None
         if rate and self.total:
             left = max(0.0, self.total - self._done) / rate
-        return Snapshot(self.kind, self.label, self.unit, self._done, self.total,
+        return Snapshot(self.kind, self.label, self.unit, self.item, self._done, self.total,
                         elapsed, rate, left)
 
 

@@ -15,12 +15,9 @@ from typing import Any
 
 from huggingface_hub.utils.tqdm import tqdm as hub_tqdm
 
-from wyoming_omnivoice.progress import Progress
+from wyoming_omnivoice.progress import DOWNLOAD, Progress
 
 _LOGGER = logging.getLogger("wyoming_omnivoice.model.download")
-
-#: ``Progress.kind`` of a file download.
-DOWNLOAD = "download"
 
 
 def bar_class(label: str, expected_size: int | None) -> type[hub_tqdm]:
