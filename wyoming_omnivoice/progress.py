@@ -27,7 +27,7 @@ _LOGGER = logging.getLogger("wyoming_omnivoice.progress")
 LOG_INTERVAL_S = 5.0
 
 #: The kinds of long work (``Progress.kind``).
-DOWNLOAD, PREPARE, ANCHORS = "download", "prepare", "anchors"
+DOWNLOAD, VERIFY, PREPARE, ANCHORS = "download", "verify", "prepare", "anchors"
 
 _running: dict[int, Progress] = {}
 _lock = threading.Lock()

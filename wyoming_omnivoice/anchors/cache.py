@@ -358,7 +358,9 @@ class AnchorCache:
             _LOGGER.debug("Anchor for voice %r loaded from cache", preset.name)
             return anchor
         _LOGGER.info("Generating the anchor for voice %r", preset.name)
-        mode, (codes,) = make([anchor_request(preset)])
+        with Progress(ANCHORS, f"The anchor of voice {preset.name!r}", unit="built",
+                      item="anchor", logger=_LOGGER):
+            mode, (codes,) = make([anchor_request(preset)])
         anchor = Anchor(codes=np.asarray(codes, dtype=np.int64), text=anchor_text_for(preset),
                         kind=mode.kind, made_with=mode.label)
         self._store(preset, anchor)

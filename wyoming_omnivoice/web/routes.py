@@ -19,6 +19,7 @@ from wyoming_omnivoice.voices import VoiceLanguages, VoicePreset, parse_language
 from wyoming_omnivoice.web import design as design_controls
 from wyoming_omnivoice.web.audio_files import FORMATS, encode_audio
 from wyoming_omnivoice.web.errors import ApiError, bad_request
+from wyoming_omnivoice.web.health import starting
 from wyoming_omnivoice.web.security import BASE_PATH, OPTIONS_KEY
 from wyoming_omnivoice.web.studio import Studio
 from wyoming_omnivoice.web.takes import Design
@@ -29,7 +30,11 @@ STUDIO_KEY: web.AppKey[Studio] = web.AppKey("studio", Studio)
 
 
 def _studio(request: web.Request) -> Studio:
-    return request.app[STUDIO_KEY]
+    """The studio; ``503 starting`` while the server starts (:mod:`.health`)."""
+    studio = request.app.get(STUDIO_KEY)
+    if studio is None:
+        raise starting(request)
+    return studio
 
 
 async def json_body(request: web.Request) -> dict[str, Any]:

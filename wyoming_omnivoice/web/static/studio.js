@@ -49,6 +49,64 @@ function option(value, label) {
 
 function showLogin() { $("login").hidden = false; $("token").focus(); }
 
+const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+// What the server is doing (GET health: 503 while starting, 200 once ready; JSON both);
+// null while it cannot be reached (the start-up page hands its address to the studio).
+async function health() {
+  try {
+    const response = await fetch("health", { credentials: "same-origin" });
+    return await response.json();
+  } catch (_) {
+    return null;
+  }
+}
+
+function showWork(list, work) {
+  list.replaceChildren();
+  for (const item of work) {
+    const row = document.createElement("li");
+    const label = document.createElement("div");
+    label.textContent = item.text;
+    const bar = document.createElement("progress");
+    bar.max = 100;
+    if (item.percent !== null) bar.value = item.percent;  // else: indeterminate
+    bar.setAttribute("aria-label", item.label);
+    row.append(label, bar);
+    list.append(row);
+  }
+}
+
+// The first start: the page shows what the server does until it is ready.
+async function waitUntilReady() {
+  document.body.classList.add("starting");
+  $("starting").hidden = false;
+  for (;;) {
+    const data = await health();
+    if (data) {
+      $("starting-message").textContent = data.message;
+      showWork($("starting-work"), data.work || []);
+      if (data.ready) break;
+    }
+    await sleep(1000);
+  }
+  $("starting").hidden = true;
+  document.body.classList.remove("starting");
+}
+
+// Work the server still does after ready (the other voices' anchors), under the title.
+async function watchBackground() {
+  for (;;) {
+    const data = await health();
+    const line = $("background-work");
+    const work = data && data.ready ? data.work || [] : [];
+    line.hidden = work.length === 0;
+    line.textContent = work.length ? "In the background: " + work.map((w) => w.text).join("; ") : "";
+    if (data && !work.length) return;
+    await sleep(5000);
+  }
+}
+
 async function start() {
   try {
     state.info = await api("api/info");
@@ -57,9 +115,14 @@ async function start() {
     state.vocabulary = vocabulary;
     state.languages = languages.languages;
   } catch (err) {
+    if (err.code === "starting" || err instanceof TypeError) {  // TypeError: no answer yet
+      await waitUntilReady();
+      return start();
+    }
     if (err.status !== 401) fail("design-status", err);
     return;
   }
+  watchBackground();
   $("login").hidden = true;
   fillLanguages();
   buildControls();

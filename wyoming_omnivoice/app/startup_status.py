@@ -1,0 +1,76 @@
+"""What the server is doing during its start, for ``/health`` and the studio page.
+
+:class:`StartupStatus` holds the phase that :mod:`.cli` sets as the start goes on (the model
+files, loading the engine, the voices' anchors, ready) and adds the long work running now
+(:func:`..progress.running`: a file downloading, the backbone being prepared, anchors being
+made), each with its numbers. The web server reads it through its
+:class:`~wyoming_omnivoice.web.health.StartupState` interface (``health()``); nothing of
+the web is imported here. Thread-safe: the start-up runs on the main thread, the page's
+requests on the web server's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from wyoming_omnivoice.progress import DOWNLOAD, PREPARE, running
+
+#: The phases, in order, with what the page says while no long work is running.
+PHASES = {
+    "starting": "Starting",
+    "model": "Checking the model files",
+    "engine": "Loading the model",
+    "voices": "Making the default voice's anchor",
+    "worker": "Starting the synthesis worker",
+    "ready": "Ready",
+}
+#: The phase a kind of long work stands for on the page (a prepare runs inside ``engine``).
+_WORK_PHASE = {DOWNLOAD: "download", PREPARE: "prepare"}
+
+
+class StartupStatus:
+    """The start's phase and the work running; :meth:`health` is the JSON of ``/health``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._phase = "starting"
+        self._began = time.monotonic()
+        self._ready_after: float | None = None
+
+    @property
+    def phase(self) -> str:
+        return self._phase
+
+    def enter(self, phase: str) -> None:
+        """The start moved on to ``phase`` (one of :data:`PHASES`)."""
+        if phase not in PHASES:
+            raise ValueError(f"unknown start-up phase {phase!r}")
+        with self._lock:
+            self._phase = phase
+            if phase == "ready" and self._ready_after is None:
+                self._ready_after = time.monotonic() - self._began
+
+    def ready(self) -> None:
+        self.enter("ready")
+
+    def health(self) -> dict[str, Any]:
+        """``ready``, the phase (``download``/``prepare`` while that work runs), a message
+        the page shows as is, the long work running with its numbers, and the seconds."""
+        with self._lock:
+            phase, ready_after = self._phase, self._ready_after
+        work = running()
+        ready = phase == "ready"
+        shown = phase
+        message = PHASES[phase]
+        if work:
+            newest = work[-1]  # the most specific: a prepare's step inside the prepare
+            if not ready:
+                shown = _WORK_PHASE.get(newest.kind, phase)
+            text = "; ".join(item.as_dict()["text"] for item in work)  # type: ignore[misc]
+            message = text if not ready else f"Ready; in the background: {text}"
+        return {"status": "ready" if ready else "starting", "ready": ready, "phase": shown,
+                "message": message, "work": [item.as_dict() for item in work],
+                "seconds": round(time.monotonic() - self._began, 1),
+                "ready_after_s": None if ready_after is None else round(ready_after, 1)}
