@@ -26,8 +26,11 @@ PHASES = {
     "worker": "Starting the synthesis worker",
     "ready": "Ready",
 }
-#: The phase a kind of long work stands for on the page (a prepare runs inside ``engine``).
+#: The phase a kind of long work stands for (a prepare runs inside ``engine``, and again
+#: inside ``voices`` for the anchors' fp32 backbone), and what the page says then.
 _WORK_PHASE = {DOWNLOAD: "download", PREPARE: "prepare"}
+_WORK_WORDS = {"download": "Downloading the model",
+               "prepare": "Preparing the model for this machine"}
 
 
 class StartupStatus:
@@ -60,17 +63,17 @@ class StartupStatus:
         the page shows as is, the long work running with its numbers, and the seconds."""
         with self._lock:
             phase, ready_after = self._phase, self._ready_after
-        work = running()
+        work = [item.as_dict() for item in running()]
         ready = phase == "ready"
         shown = phase
-        message = PHASES[phase]
-        if work:
-            newest = work[-1]  # the most specific: a prepare's step inside the prepare
-            if not ready:
-                shown = _WORK_PHASE.get(newest.kind, phase)
-            text = "; ".join(item.as_dict()["text"] for item in work)  # type: ignore[misc]
-            message = text if not ready else f"Ready; in the background: {text}"
+        if work and not ready:  # the newest is the most specific: a step of a prepare
+            shown = _WORK_PHASE.get(str(work[-1]["kind"]), phase)
+        doing = _WORK_WORDS.get(shown, PHASES[phase])
+        text = "; ".join(str(item["text"]) for item in work)
+        message = text if work and not ready else doing
+        if work and ready:
+            message = f"Ready; in the background: {text}"
         return {"status": "ready" if ready else "starting", "ready": ready, "phase": shown,
-                "message": message, "work": [item.as_dict() for item in work],
+                "doing": doing, "message": message, "work": work,
                 "seconds": round(time.monotonic() - self._began, 1),
                 "ready_after_s": None if ready_after is None else round(ready_after, 1)}

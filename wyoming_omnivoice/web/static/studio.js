@@ -84,7 +84,7 @@ async function waitUntilReady() {
   for (;;) {
     const data = await health();
     if (data) {
-      $("starting-message").textContent = data.message;
+      $("starting-message").textContent = data.doing || data.message;
       showWork($("starting-work"), data.work || []);
       if (data.ready) break;
     }
