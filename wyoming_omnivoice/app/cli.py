@@ -157,7 +157,7 @@ def _start(args: Config, timing: StartupTiming, status: StartupStatus, web: WebO
         service=service,
         settings=WyomingSettings(
             samples_per_chunk=args.samples_per_chunk, streaming=not args.no_streaming,
-            max_gap=args.max_gap,
+            max_gap=args.max_gap, lead_in_ms=args.lead_in_ms,
             limits=ConnectionLimits(read_timeout=args.read_timeout,
                                     write_timeout=args.write_timeout,
                                     idle_timeout=args.idle_timeout,

@@ -11,7 +11,9 @@ The queue is bounded: a client that sends requests without reading the answers (
 One more closes that connection (:class:`OutputOverflow`); nobody else notices. Pieces of
 text are bounded already, by ``--max-text-length`` and ``--max-concurrent``.
 
-While a piece is still decoding, the gap guard (:mod:`.gap_guard`, ``--max-gap``) sends
+A reply's first piece opens its audio cycle with the lead-in (``--lead-in-ms``: silence
+for satellites whose speaker wakes late, :mod:`.gap_guard`) as soon as the sender reaches
+it. While a piece is still decoding, the gap guard (:mod:`.gap_guard`, ``--max-gap``) sends
 short silences inside its audio cycle, so the client never waits longer than that with
 nothing to play. A piece the speech service's pacing let an earlier piece speak
 (``source.absorbed``) writes nothing; the earlier piece ends its audio cycle where the last
@@ -81,11 +83,13 @@ class OrderedOutput:
     def __init__(self, connection: Connection, sample_rate: int, *,
                  finish: Callable[[Request], None], abort: Callable[[], None],
                  guard: GapGuard | None = None,
-                 write_silence: Callable[[Event, float], Awaitable[None]] | None = None
-                 ) -> None:
+                 write_silence: Callable[[Event, float], Awaitable[None]] | None = None,
+                 lead_in_s: float = 0.0) -> None:
         self._connection = connection
         self._rate = sample_rate
         self._guard = guard if guard is not None and guard.enabled else None
+        #: Silence before each reply's first audio (``--lead-in-ms``), seconds.
+        self._lead_in_s = lead_in_s
         #: Writes a chunk of silence (the metrics count it apart from real audio).
         self._write_silence = write_silence
         self._finish = finish
@@ -168,6 +172,7 @@ class OrderedOutput:
                 piece.task.cancel()
         else:
             try:
+                await self._lead_in(piece)
                 audio = await self._wait_for_audio(piece)
             except asyncio.CancelledError:
                 if self._connection.closed:
@@ -222,7 +227,36 @@ class OrderedOutput:
         return AudioChunk(rate=self._rate, width=SAMPLE_WIDTH, channels=CHANNELS,
                           audio=pcm).event()
 
-    # ---- the gap guard ---------------------------------------------------------------
+    # ---- the lead-in and the gap guard ----------------------------------------------
+
+    async def _lead_in(self, piece: Piece) -> None:
+        """The reply's lead-in, once, when its first piece opens the first audio cycle
+        (while that piece still decodes: the speaker wakes meanwhile)."""
+        request = piece.request
+        if (self._lead_in_s <= 0 or request.lead_in_sent or not piece.opens
+                or not request.active or request.pcm.cycle is not CycleState.NOT_STARTED
+                or (piece.source is not None and piece.source.absorbed)):
+            return
+        request.lead_in_sent = True
+        await self._write(audio_start_event(self._rate))
+        request.pcm.open()
+        samples = round(self._lead_in_s * self._rate)
+        step = request.pcm.chunk_bytes // (SAMPLE_WIDTH * CHANNELS)
+        for offset in range(0, samples, step):
+            count = min(step, samples - offset)
+            await self._write_silent_chunk(request, bytes(count * SAMPLE_WIDTH * CHANNELS))
+        _LOGGER.debug("Lead-in: %.0f ms of silence before the reply's first audio",
+                      self._lead_in_s * 1000)
+
+    async def _write_silent_chunk(self, request: Request, pcm: bytes) -> None:
+        """A chunk of silence: audio for the client's play clock, silence for the metrics."""
+        seconds = len(pcm) / (SAMPLE_WIDTH * CHANNELS * self._rate)
+        event = self._chunk_event(pcm)
+        if self._write_silence is not None:
+            await self._write_silence(event, seconds)
+        else:
+            await self._write(event)
+        request.clock.sent(seconds, silence=True)
 
     async def _wait_for_audio(self, piece: Piece) -> Audio:
         """The piece's audio; while it decodes, silence whenever the client would wait too
@@ -255,10 +289,5 @@ class OrderedOutput:
         chunk = bytes(pcm.chunk_bytes)
         chunk_s = len(chunk) / (SAMPLE_WIDTH * CHANNELS * self._rate)
         for _ in range(max(1, round(seconds / chunk_s))):
-            event = self._chunk_event(chunk)
-            if self._write_silence is not None:
-                await self._write_silence(event, chunk_s)
-            else:
-                await self._write(event)
-            request.clock.sent(chunk_s, silence=True)
+            await self._write_silent_chunk(request, chunk)
         _LOGGER.debug("Gap guard: %.2f s of silence while a piece decodes", seconds)
