@@ -75,9 +75,10 @@ async def test_silence_while_a_late_piece_decodes_and_none_when_off(tmp_path: Pa
     """Same (deterministic) audio from a server with the guard and one without: the
     guarded reply is the same audio after silence, in one audio cycle."""
     metrics_port = free_port()
-    guarded = _start(tmp_path / "on", "--max-gap", "1", "--deterministic",
+    # The guard alone (the lead-in with it: the next test).
+    guarded = _start(tmp_path / "on", "--max-gap", "1", "--deterministic", "--lead-in-ms", "0",
                      "--metrics-uri", f"http://127.0.0.1:{metrics_port}")
-    plain = _start(tmp_path / "off", "--max-gap", "0", "--deterministic")
+    plain = _start(tmp_path / "off", "--max-gap", "0", "--deterministic", "--lead-in-ms", "0")
     try:
         replies: dict[str, list[list[Event]]] = {}
         for name, server in (("on", guarded), ("off", plain)):
@@ -104,3 +105,42 @@ async def test_silence_while_a_late_piece_decodes_and_none_when_off(tmp_path: Pa
     finally:
         guarded.stop()
         plain.stop()
+
+
+@pytest.mark.slow
+async def test_the_lead_in_is_audio_played_for_the_guard(tmp_path: Path) -> None:
+    """A lead-in longer than the late piece's decode (5 s against 3 s) is what the client
+    plays meanwhile: the guard (--max-gap 1) then sends nothing, where without the lead-in
+    it fills the wait; the reply's audio after the silence is the same, and the metrics
+    count the lead-in as silence."""
+    metrics_port = free_port()
+    led = _start(tmp_path / "led", "--max-gap", "1", "--deterministic", "--lead-in-ms", "5000",
+                 "--metrics-uri", f"http://127.0.0.1:{metrics_port}")
+    guarded = _start(tmp_path / "guarded", "--max-gap", "1", "--deterministic",
+                     "--lead-in-ms", "0")
+    try:
+        replies = {}
+        for name, server in (("led", led), ("guarded", guarded)):
+            async with AsyncClient.from_uri(server.uri) as client:
+                (replies[name],) = audio_cycles(await synthesize_once(client,
+                                                                      "Please faultslow."))
+        with_lead_in, with_guard = _pcm(replies["led"]), _pcm(replies["guarded"])
+        lead_in = 5 * 24000 * 2
+        assert not any(with_lead_in[:lead_in])
+        speech = with_guard.lstrip(b"\0")
+        assert with_lead_in.endswith(speech)
+        # The guard's steps of 0.25 s while the late piece decoded, and none after a lead-in
+        # that outlasted the decode (only the audio's own zero padding follows the lead-in).
+        guard_silence = len(with_guard) - len(with_lead_in) + lead_in
+        assert guard_silence >= 2 * int(0.25 * 24000) * 2
+        assert len(with_lead_in) - len(speech) - lead_in == \
+            len(with_guard) - len(speech) - guard_silence
+        assert "Gap guard:" in guarded.log and "Gap guard:" not in led.log
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics") as answer:
+            text = answer.read().decode()
+        counted = next(float(line.split()[-1]) for line in text.splitlines()
+                       if line.startswith("omnivoice_silence_seconds_total"))
+        assert counted == pytest.approx(5.0, abs=0.01)
+    finally:
+        led.stop()
+        guarded.stop()

@@ -319,3 +319,65 @@ async def test_a_stream_merged_by_the_pacing_keeps_whole_cycles(pair: Pair) -> N
     # No empty cycle for the pieces the merged one spoke.
     starts = [i for i, t in enumerate(types(events)) if t == "audio-start"]
     assert all(types(events)[i + 1] == "audio-chunk" for i in starts)
+
+
+# ---- the lead-in (--lead-in-ms) -------------------------------------------------------
+
+LEAD_IN_SAMPLES = int(0.3 * RATE)  # 300 ms
+
+
+def cycles(events: list[Event]) -> list[bytes]:
+    """Each audio cycle's PCM."""
+    found: list[bytes] = []
+    for event in events:
+        if event.type == "audio-start":
+            found.append(b"")
+        elif event.type == "audio-chunk":
+            found[-1] += event.payload or b""
+    return found
+
+
+@pytest.mark.parametrize("pair", [{"lead_in_ms": 300}], indirect=True)
+async def test_the_lead_in_is_sent_while_the_first_piece_decodes(pair: Pair) -> None:
+    pair.worker.hold = asyncio.Event()
+    text = "The kitchen light is on. The door is locked."
+    await pair.send(Synthesize(text=text).event())
+    before: list[Event] = [await asyncio.wait_for(async_read_event(pair.reader), 5)]
+    while len(audio(before)) < LEAD_IN_SAMPLES * 2:  # nothing decoded yet: the lead-in
+        event = await asyncio.wait_for(async_read_event(pair.reader), 5)
+        assert event is not None
+        before.append(event)
+    assert types(before)[0] == "audio-start" and set(types(before)[1:]) == {"audio-chunk"}
+    assert audio(before) == bytes(LEAD_IN_SAMPLES * 2)
+    assert not any(job.future.done() for job in pair.worker.jobs)
+    pair.worker.hold.set()
+    events = before + await pair.read_until("audio-stop")
+    assert types(events).count("audio-start") == 1 and "error" not in types(events)
+    spoken = [request.text for request in pair.worker.submitted]
+    assert audio(events) == bytes(LEAD_IN_SAMPLES * 2) + b"".join(pcm_of(p) for p in spoken)
+
+
+@pytest.mark.parametrize("pair", [{"lead_in_ms": 300}], indirect=True)
+async def test_a_stream_gets_the_lead_in_before_its_first_sentence_only(pair: Pair) -> None:
+    await pair.send(SynthesizeStart().event(),
+                    SynthesizeChunk(text="First sentence here. ").event(),
+                    SynthesizeChunk(text="Second one now.").event(), SynthesizeStop().event())
+    events = await pair.read_until("synthesize-stopped")
+    assert cycles(events) == [bytes(LEAD_IN_SAMPLES * 2) + pcm_of("First sentence here."),
+                              pcm_of("Second one now.")]
+    # The next reply on the connection is a reply of its own: its lead-in again.
+    await pair.send(Synthesize(text="Again.").event())
+    assert cycles(await pair.read_until("audio-stop")) == [
+        bytes(LEAD_IN_SAMPLES * 2) + pcm_of("Again.")]
+
+
+@pytest.mark.parametrize("pair", [{"lead_in_ms": 300, "max_text_length": 20}],
+                         indirect=True)
+async def test_no_lead_in_for_nothing_to_say_or_a_refusal(pair: Pair) -> None:
+    await pair.send(Synthesize(text="  **  ").event())
+    events = await pair.read_until("audio-stop")
+    assert types(events) == ["audio-start", "audio-chunk", "audio-stop"]
+    assert len(audio(events)) == int(0.02 * RATE) * 2  # the 20 ms silent cycle, as before
+    await pair.send(Synthesize(text="x" * 50).event())
+    events = await pair.read_until("audio-stop")
+    assert types(events) == ["error", "audio-start", "audio-stop"]

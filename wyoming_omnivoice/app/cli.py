@@ -40,6 +40,7 @@ from wyoming_omnivoice.speech import (
     warm_up_after_ready,
 )
 from wyoming_omnivoice.voices.assets import WorkerEncoder, prepare_voices
+from wyoming_omnivoice.voices.household import household_file
 from wyoming_omnivoice.voices.library import VoiceLibrary
 from wyoming_omnivoice.voices.listing import list_voices
 from wyoming_omnivoice.web.options import WebOptions, web_options
@@ -122,7 +123,8 @@ def _start(args: Config, timing: StartupTiming, status: StartupStatus, web: WebO
                                     maker=maker)
     timing.mark("anchors")
     failed_folders |= set(catalog.names) - set(served.names)
-    voices = VoiceLibrary(served, args.voice, assets)  # the one owner of the voices served
+    # The one owner of the voices served, with the household's voice per language.
+    voices = VoiceLibrary(served, args.voice, assets, household=household_file(data_dir))
     make_request = make_request_factory(voices, args.normalize_text, args.deterministic)
     default = voices.default()
     warm_request = check_default_voice(default, make_request)

@@ -391,12 +391,53 @@ function voiceRow(voice) {
   buttons.className = "buttons";
   buttons.append(button("Listen", () => listenVoice(voice)),
                  button("Export", () => exportVoice(voice)));
+  // The household's voice per language: a request naming no voice in it speaks with this
+  // one, and Home Assistant lists it first for that language.
+  for (const language of voice.languages) {
+    const name = languageName(language);
+    if (voice.household_for.includes(language)) {
+      const undo = button(`Stop using for ${name}`, () => unchooseVoice(language));
+      undo.dataset.household = language;
+      buttons.append(undo);
+    } else {
+      const use = button(`Use for ${name}`, () => chooseVoice(voice, language));
+      use.dataset.use = language;
+      buttons.append(use);
+    }
+  }
+  if (voice.household_for.length) {
+    const badge = document.createElement("span");
+    badge.className = "badge";
+    badge.textContent = "Household voice for " + voice.household_for.map(languageName).join(", ");
+    meta.append(" ", badge);
+  }
   if (voice.editable) {
     buttons.append(button("Edit", () => editVoice(voice, row)),
                    button("Delete", () => deleteVoice(voice), "danger"));
   }
   row.append(title, meta, buttons);
   return row;
+}
+
+function languageName(tag) {
+  const row = state.languages.find((l) => l.id === tag);
+  return row ? row.name : tag;
+}
+
+async function chooseVoice(voice, language) {
+  const data = await api(`api/languages/${encodeURIComponent(language)}/voice`,
+                         { method: "PUT", json: { voice: voice.name } });
+  await refreshVoices();
+  say("library-status", `${voice.name} is now the household's voice for ` +
+      `${languageName(data.language)}. ${data.note}`, "ok");
+}
+
+async function unchooseVoice(language) {
+  const data = await api(`api/languages/${encodeURIComponent(language)}/voice`,
+                         { method: "DELETE" });
+  await refreshVoices();
+  say("library-status", `No household voice for ${languageName(language)} any more. ` +
+      data.note, "ok");
 }
 
 async function listenVoice(voice) {
