@@ -135,7 +135,19 @@ async def _describe(uri: str) -> Info:
                 return Info.from_event(event)
 
 
+#: The reply's lead-in (``--lead-in-ms``, default 300 ms) before its audio, in bytes.
+LEAD_IN_BYTES = int(0.3 * 24000) * 2
+
+
 async def _synthesize(uri: str, text: str, voice: str) -> bytes:
+    """The reply's audio after its lead-in (checked to be silence of exactly that length:
+    the servers here run with the default ``--lead-in-ms``)."""
+    pcm = await _synthesize_all(uri, text, voice)
+    assert not any(pcm[:LEAD_IN_BYTES]) and len(pcm) > LEAD_IN_BYTES
+    return pcm[LEAD_IN_BYTES:]
+
+
+async def _synthesize_all(uri: str, text: str, voice: str) -> bytes:
     pcm = b""
     async with AsyncClient.from_uri(uri) as client:
         await client.write_event(Synthesize(text=text, voice=SynthesizeVoice(name=voice)).event())

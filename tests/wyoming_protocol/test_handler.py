@@ -338,23 +338,26 @@ def cycles(events: list[Event]) -> list[bytes]:
 
 
 @pytest.mark.parametrize("pair", [{"lead_in_ms": 300}], indirect=True)
-async def test_the_lead_in_is_sent_while_the_first_piece_decodes(pair: Pair) -> None:
-    pair.worker.hold = asyncio.Event()
+async def test_the_lead_in_comes_right_before_the_first_audio(pair: Pair) -> None:
     text = "The kitchen light is on. The door is locked."
     await pair.send(Synthesize(text=text).event())
-    before: list[Event] = [await asyncio.wait_for(async_read_event(pair.reader), 5)]
-    while len(audio(before)) < LEAD_IN_SAMPLES * 2:  # nothing decoded yet: the lead-in
-        event = await asyncio.wait_for(async_read_event(pair.reader), 5)
-        assert event is not None
-        before.append(event)
-    assert types(before)[0] == "audio-start" and set(types(before)[1:]) == {"audio-chunk"}
-    assert audio(before) == bytes(LEAD_IN_SAMPLES * 2)
-    assert not any(job.future.done() for job in pair.worker.jobs)
-    pair.worker.hold.set()
-    events = before + await pair.read_until("audio-stop")
+    events = await pair.read_until("audio-stop")
     assert types(events).count("audio-start") == 1 and "error" not in types(events)
     spoken = [request.text for request in pair.worker.submitted]
     assert audio(events) == bytes(LEAD_IN_SAMPLES * 2) + b"".join(pcm_of(p) for p in spoken)
+
+
+@pytest.mark.parametrize("pair", [{"lead_in_ms": 300}], indirect=True)
+async def test_a_request_failing_before_any_audio_gets_its_error_first(pair: Pair) -> None:
+    """Nothing is written before the first audio: a failure then still gets its error
+    first and an empty cycle, with no lead-in."""
+    pair.worker.hold = asyncio.Event()
+    await pair.send(Synthesize(text="One sentence.").event())
+    while not pair.worker.jobs:
+        await asyncio.sleep(0.001)
+    pair.worker.jobs[0].future.set_exception(RuntimeError("the engine failed"))
+    events = await pair.read_until("audio-stop")
+    assert types(events) == ["error", "audio-start", "audio-stop"]
 
 
 @pytest.mark.parametrize("pair", [{"lead_in_ms": 300}], indirect=True)

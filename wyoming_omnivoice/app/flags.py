@@ -153,9 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
              f"drop or wedge after 5 s); 0 turns this off (default: {DEFAULT_MAX_GAP_S:g})")
     parser.add_argument(
         "--lead-in-ms", type=lead_in_ms, default=DEFAULT_LEAD_IN_MS, metavar="MS",
-        help="silence before each reply's first audio, for satellites whose speaker wakes "
-             "late and clips the first word; written while the first sentence decodes; "
-             f"0 turns it off (default: {DEFAULT_LEAD_IN_MS})")
+        help="silence before each reply's first audio (a stream's: its first sentence's "
+             "only), for satellites whose speaker wakes late and clips the first word; 0 "
+             f"turns it off (default: {DEFAULT_LEAD_IN_MS})")
     parser.add_argument(
         "--whole-first-sentence", action="store_true",
         help="decode a long first sentence whole instead of starting the audio with its "

@@ -152,7 +152,7 @@ class Advertised:
 
 def language_tags(written: str) -> tuple[str, ...]:
     """The advertised tags a written language names (``de``: every German tag, ``pt-BR``:
-    Brazil's), with the language id; () when it is no language."""
+    Brazil's); () when it is no language."""
     from wyoming_omnivoice.voices.language_list import parse_languages
 
     try:
@@ -160,7 +160,9 @@ def language_tags(written: str) -> tuple[str, ...]:
     except ValueError:
         return ()
     probe = VoicePreset(name="-", description="", languages=(language,), variant=variant)
-    return (*probe.advertised_languages(), language)
+    # The id too (a request may name ``yue``), unless a regional variant is named: a plain
+    # ``pt`` is not Brazil's.
+    return (*probe.advertised_languages(), *((language,) if variant is None else ()))
 
 
 class VoiceCatalog:

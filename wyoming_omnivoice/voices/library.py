@@ -82,7 +82,8 @@ class VoiceLibrary:
         return name in self._catalog
 
     def default(self) -> VoicePreset:
-        return self._catalog.route(self.default_voice).preset
+        """The ``--voice`` voice (a request naming none may get the household's instead)."""
+        return self._catalog.route(self.default_voice, name=self.default_voice).preset
 
     def route(self, name: str | None = None, language: str | None = None) -> VoicePreset:
         """The voice for a request (an unknown name: the best voice of its language)."""

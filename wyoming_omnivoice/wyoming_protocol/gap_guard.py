@@ -18,14 +18,14 @@ figure (the metrics count it on its own: ``omnivoice_silence_seconds_total``).
 ``--max-gap 0`` turns the guard off.
 
 The lead-in (``--lead-in-ms``) is silence before a reply's first audio, for satellites whose
-speaker wakes late and clips the first word: it is written as soon as the sender reaches
-the reply's first piece (while that piece still decodes), so it delays the speech only by
-what it outlasts the decode. It is audio for the play clock like the guard's silence, so
-the guard's next silence is due ``max_gap`` after the lead-in has played, not after the
-request came. A *reply* is one request: a one-shot ``synthesize``, or a stream from
-``synthesize-start`` to ``synthesize-stop`` (only its first sentence's cycle gets it). A
-request with nothing to say (its short silent cycle) and one refused before any audio get
-none.
+speaker wakes late and clips the first word: it opens the reply's first audio cycle, right
+before its first speech (or before the guard's first silence, when the first piece is
+late), so a request that fails before any audio still gets its error first and an empty
+cycle. It is audio for the play clock like the guard's silence: the guard's next silence
+is due ``max_gap`` after the lead-in and what followed it have played. A *reply* is one
+request: a one-shot ``synthesize``, or a stream from ``synthesize-start`` to
+``synthesize-stop`` (only its first audio cycle gets it, not each sentence's). A request
+with nothing to say (its short silent cycle) gets none.
 """
 
 from __future__ import annotations

@@ -11,13 +11,13 @@ The queue is bounded: a client that sends requests without reading the answers (
 One more closes that connection (:class:`OutputOverflow`); nobody else notices. Pieces of
 text are bounded already, by ``--max-text-length`` and ``--max-concurrent``.
 
-A reply's first piece opens its audio cycle with the lead-in (``--lead-in-ms``: silence
-for satellites whose speaker wakes late, :mod:`.gap_guard`) as soon as the sender reaches
-it. While a piece is still decoding, the gap guard (:mod:`.gap_guard`, ``--max-gap``) sends
-short silences inside its audio cycle, so the client never waits longer than that with
-nothing to play. A piece the speech service's pacing let an earlier piece speak
-(``source.absorbed``) writes nothing; the earlier piece ends its audio cycle where the last
-piece it spoke would have (``source.run``).
+A reply's first audio cycle opens with the lead-in (``--lead-in-ms``: silence for
+satellites whose speaker wakes late, :mod:`.gap_guard`). While a piece is still decoding,
+the gap guard (:mod:`.gap_guard`, ``--max-gap``) sends short silences inside its audio
+cycle, so the client never waits longer than that with nothing to play. A piece the speech
+service's pacing let an earlier piece speak (``source.absorbed``) writes nothing; the
+earlier piece ends its audio cycle where the last piece it spoke would have
+(``source.run``).
 """
 
 from __future__ import annotations
@@ -172,7 +172,6 @@ class OrderedOutput:
                 piece.task.cancel()
         else:
             try:
-                await self._lead_in(piece)
                 audio = await self._wait_for_audio(piece)
             except asyncio.CancelledError:
                 if self._connection.closed:
@@ -189,8 +188,7 @@ class OrderedOutput:
             self._closes_after(piece, source.run - 1)
         if audio is not None and request.active and not absorbed:
             if piece.opens and pcm.cycle is not CycleState.OPEN:  # (silence may have opened it)
-                await self._write(audio_start_event(self._rate))
-                pcm.open()
+                await self._open_cycle(request)
             for chunk in pcm.push(audio_to_pcm(audio)):
                 await self._write_chunk(request, chunk)
         if pcm.cycle is CycleState.OPEN and ((closes and not absorbed) or not request.active):
@@ -229,17 +227,14 @@ class OrderedOutput:
 
     # ---- the lead-in and the gap guard ----------------------------------------------
 
-    async def _lead_in(self, piece: Piece) -> None:
-        """The reply's lead-in, once, when its first piece opens the first audio cycle
-        (while that piece still decodes: the speaker wakes meanwhile)."""
-        request = piece.request
-        if (self._lead_in_s <= 0 or request.lead_in_sent or not piece.opens
-                or not request.active or request.pcm.cycle is not CycleState.NOT_STARTED
-                or (piece.source is not None and piece.source.absorbed)):
-            return
-        request.lead_in_sent = True
+    async def _open_cycle(self, request: Request) -> None:
+        """``audio-start``; in the reply's first cycle, then its lead-in (``--lead-in-ms``),
+        whether its first speech or the gap guard's first silence opens it."""
         await self._write(audio_start_event(self._rate))
         request.pcm.open()
+        if self._lead_in_s <= 0 or request.lead_in_sent:
+            return
+        request.lead_in_sent = True
         samples = round(self._lead_in_s * self._rate)
         step = request.pcm.chunk_bytes // (SAMPLE_WIDTH * CHANNELS)
         for offset in range(0, samples, step):
@@ -280,8 +275,7 @@ class OrderedOutput:
     async def _send_silence(self, request: Request, seconds: float) -> None:
         pcm = request.pcm
         if pcm.cycle is not CycleState.OPEN:
-            await self._write(audio_start_event(self._rate))
-            pcm.open()
+            await self._open_cycle(request)
         rest = pcm.flush()  # the real audio still held back goes first, on its own
         if rest:
             await self._write_chunk(request, rest)
