@@ -135,8 +135,9 @@ async def _describe(uri: str) -> Info:
                 return Info.from_event(event)
 
 
-#: The reply's lead-in (``--lead-in-ms``, default 300 ms) before its audio, in bytes.
-LEAD_IN_BYTES = int(0.3 * 24000) * 2
+#: The reply's lead-in (``--lead-in-ms``, default 300 ms, in whole chunks of 1024 samples)
+#: before its audio, in bytes.
+LEAD_IN_BYTES = 7 * 1024 * 2
 
 
 async def _synthesize(uri: str, text: str, voice: str) -> bytes:

@@ -323,7 +323,7 @@ async def test_a_stream_merged_by_the_pacing_keeps_whole_cycles(pair: Pair) -> N
 
 # ---- the lead-in (--lead-in-ms) -------------------------------------------------------
 
-LEAD_IN_SAMPLES = int(0.3 * RATE)  # 300 ms
+LEAD_IN_SAMPLES = 7 * 1024  # 300 ms in whole chunks of 1024 samples: 299 ms
 
 
 def cycles(events: list[Event]) -> list[bytes]:

@@ -235,11 +235,11 @@ class OrderedOutput:
         if self._lead_in_s <= 0 or request.lead_in_sent:
             return
         request.lead_in_sent = True
-        samples = round(self._lead_in_s * self._rate)
-        step = request.pcm.chunk_bytes // (SAMPLE_WIDTH * CHANNELS)
-        for offset in range(0, samples, step):
-            count = min(step, samples - offset)
-            await self._write_silent_chunk(request, bytes(count * SAMPLE_WIDTH * CHANNELS))
+        # Whole chunks (like the guard's), so every chunk but a cycle's last is whole.
+        chunk = bytes(request.pcm.chunk_bytes)
+        chunk_s = len(chunk) / (SAMPLE_WIDTH * CHANNELS * self._rate)
+        for _ in range(max(1, round(self._lead_in_s / chunk_s))):
+            await self._write_silent_chunk(request, chunk)
         _LOGGER.debug("Lead-in: %.0f ms of silence before the reply's first audio",
                       self._lead_in_s * 1000)
 
