@@ -130,7 +130,7 @@ def main() -> None:
                "--log-format", "%(relativeCreated)d %(name)s %(message)s", *args.server_arg]
     env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HOME": str(work / "hf-home"),
            "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_OFFLINE": "0", "HF_TOKEN": ""}
-    shots = set(args.screenshot and args.shots.split(",") or [])
+    shots = set(args.shots.split(",")) if args.screenshot else set()
     if args.screenshot:
         args.screenshot.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
