@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ from wyoming_omnivoice.engine.offline.fused_layout import (
 from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
 from wyoming_omnivoice.engine.runtime.probe import check_bidirectional
 from wyoming_omnivoice.engine.store.external_data import load_external_tensor
+from wyoming_omnivoice.progress import PREPARE, progress
 
 __all__ = ["LayoutNotFound", "build_fused", "build_probed", "repeat_kv_columns"]
 
@@ -133,7 +135,10 @@ def build_fused(model: onnx.ModelProto, source_dir: Path, target: Path,
     elem = TensorProto.FLOAT16 if dtype == "fp16" else TensorProto.FLOAT
     writer = _Writer(target, np.float16 if dtype == "fp16" else np.float32)
     try:
-        nodes = _emit(layout, _Reader(model, source_dir), writer, elem, keep)
+        with progress(PREPARE, f"Preparing the {dtype}-fused backbone", len(layout.layers),
+                      unit="layers", logger=_LOGGER) as work:
+            nodes = _emit(layout, _Reader(model, source_dir), writer, elem, keep,
+                          work.advance)
     finally:
         writer.close()
     graph = helper.make_graph(
@@ -184,7 +189,8 @@ def _io(model: onnx.ModelProto, name: str) -> onnx.ValueInfoProto:
 
 
 def _emit(layout: BackboneLayout, read: _Reader, out: _Writer, elem: int,
-          keep: frozenset[str] = frozenset()) -> list[onnx.NodeProto]:
+          keep: frozenset[str] = frozenset(),
+          layer_done: Callable[[], None] = lambda: None) -> list[onnx.NodeProto]:
     half = elem == TensorProto.FLOAT16
     wide: set[str] = set()  # float32 outputs of products kept float32 (fp16 graph)
     nodes: list[onnx.NodeProto] = []
@@ -290,6 +296,7 @@ def _emit(layout: BackboneLayout, read: _Reader, out: _Writer, elem: int,
         silu = node("QuickGelu", [gate], [f"{p}.silu"], f"{p}.silu", alpha=1.0)[0]
         gated = node("Mul", [silu, up], [f"{p}.gated"], f"{p}.gated")[0]
         mlp_out = product(f"{p}.down", gated, read(layer.down), to_t=False)
+        layer_done()
     gamma = out.add("final_norm", read(layout.final_norm), keep_type=True)
     node("SkipSimplifiedLayerNormalization", [fp32(mlp_out), residual, gamma],
          ["hidden_states"], "final_norm", epsilon=eps)
