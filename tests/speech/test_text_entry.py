@@ -10,13 +10,17 @@ surrogate pair split between two chunks is joined), streaming disabled and the H
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
+import soundfile
 from conftest import ServerProcess, free_port, tiny_server_args
 from raw_client import Raw, frame
-from studio_http import http_request
+from studio_http import http_request, multipart
 from wyoming.event import Event
 
 #: Starts a server process: not in the fast suite.
@@ -194,3 +198,61 @@ def test_http_refuses_a_lone_surrogate_with_a_named_error(server, path: str) -> 
     answer = http_request("127.0.0.1", web_port, "POST", path, json_body=body)
     assert answer.status == 200, answer.body
     assert_clean_log(process)
+
+
+def recording(seconds: float = 2.0, rate: int = 16000) -> bytes:
+    t = np.arange(int(seconds * rate)) / rate
+    buffer = io.BytesIO()
+    soundfile.write(buffer, 0.3 * np.sin(2 * np.pi * 220 * t), rate, format="WAV",
+                    subtype="PCM_16")
+    return buffer.getvalue()
+
+
+def test_the_studio_text_fields_take_the_same_check(server) -> None:
+    """A description with a lone surrogate was saved, and then no Wyoming ``info`` could be
+    written (every describe failed); a transcript that is not UTF-8 was a 500."""
+    process, web_port = server
+
+    def call(method: str, path: str, **kwargs):
+        return http_request("127.0.0.1", web_port, method, path, **kwargs)
+
+    take = call("POST", "/api/takes", json_body={"design": {"gender": "female"},
+                                                  "language": "en"}).json()["take"]["id"]
+    answer = call("POST", "/api/voices", json_body={"take": take, "name": "surrogate-ann",
+                                                     "description": "Ann \ud800"})
+    assert answer.status == 400 and answer.code == "text_invalid", answer.body
+    answer = call("POST", "/api/voices", json_body={"take": take, "name": "nul-ann",
+                                                     "description": "Ann\x00 of\x1b here"})
+    assert answer.status == 201 and answer.json()["voice"]["description"] == "Ann of here"
+    answer = call("PATCH", "/api/voices/nul-ann", json_body={"description": "\udfff"})
+    assert answer.status == 400 and answer.code == "text_invalid", answer.body
+    for transcript, code in ((b"Hello \xff there", "bad_form"),
+                             ("Hello \ud800 there".encode("utf-8", "surrogatepass"),
+                              "bad_form")):
+        body, content_type = multipart({"language": "en"}, "audio", "a.wav", recording())
+        body = body.replace(b"--studio-test-boundary-7d3f--", b"--studio-test-boundary-7d3f"
+                            b'\r\nContent-Disposition: form-data; name="transcript"\r\n\r\n'
+                            + transcript + b"\r\n--studio-test-boundary-7d3f--")
+        answer = call("POST", "/api/clone", body=body, headers={"Content-Type": content_type})
+        assert answer.status == 400 and answer.code == code, answer.body
+    document = call("GET", "/api/voices/nul-ann/export").json()
+    document["description"] = "\ud83d"
+    answer = call("POST", "/api/voices/import?name=copy-ann", json_body=document)
+    assert answer.status == 400 and answer.code == "text_invalid", answer.body
+    assert "nul-ann" in wyoming_info(process)
+    assert_clean_log(process)
+
+
+def wyoming_info(process: ServerProcess) -> str:
+    """A Wyoming ``info`` as JSON text (it could be written: describe works)."""
+
+    async def describe() -> str:
+        raw = await Raw.open(process)
+        try:
+            await raw.send_event("describe")
+            events = await raw.read_until({"info"})
+        finally:
+            await raw.close()
+        return json.dumps(events[-1].data)
+
+    return asyncio.run(describe())

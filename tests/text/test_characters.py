@@ -88,7 +88,7 @@ def lone_surrogate_at(text: str) -> int | None:
     return None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(text=client_text)
 def test_any_string_is_taken_clean_or_refused_at_its_first_lone_surrogate(text: str) -> None:
     lone = lone_surrogate_at(text)
@@ -107,7 +107,7 @@ def test_any_string_is_taken_clean_or_refused_at_its_first_lone_surrogate(text: 
     assert len(taken) == len(text) - pairs
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(text=client_text, data=st.data())
 def test_a_stream_cut_anywhere_takes_the_text_as_a_whole_does(text: str, data) -> None:
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=6)))
