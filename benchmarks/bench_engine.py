@@ -53,8 +53,8 @@ from benchmarks.bench_prefix_cache import section_prefix_cache
 from tools.upstream_torch import Upstream
 from wyoming_omnivoice import DecodeOptions, Engine
 from wyoming_omnivoice.engine import PRECISIONS
-from wyoming_omnivoice.engine.layouts import natural_length
-from wyoming_omnivoice.engine.sessions import Graph
+from wyoming_omnivoice.engine.forward.layouts import natural_length
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from wyoming_omnivoice import DecodeOptions, Engine
 from wyoming_omnivoice.engine.offline import prepare
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
 
 TEXT = "The living room lights are on."
 

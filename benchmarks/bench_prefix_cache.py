@@ -49,7 +49,7 @@ def forward_ms(engine: Engine, text: str, anchor: np.ndarray, frames: int, repea
     """Median ms of one backbone forward on the reply's conditional grid: exact, a refresh
     (the cache graph over every position) and a cached step (from the first target column
     on), interleaved."""
-    from wyoming_omnivoice.engine.layouts import Batch
+    from wyoming_omnivoice.engine.forward.layouts import Batch
 
     prompt = engine.prompts.build(text, num_target=frames, language="en", instruct=None,
                                   ref_text=ANCHOR_TEXT, ref_codes=anchor)

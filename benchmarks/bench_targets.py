@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.engine.model_files import BACKBONE
 from wyoming_omnivoice.engine.offline.prepare import prepare_backbone
-from wyoming_omnivoice.engine.precision import default_num_steps
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.runtime.precision import default_num_steps
+from wyoming_omnivoice.engine.store.model_files import BACKBONE
 
 SHORT_REPLY = "The living room lights are now turned on."
 TWO_SENTENCES = ("The living room lights are now turned on.",

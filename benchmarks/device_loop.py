@@ -9,7 +9,7 @@ decode and per step, and where the selection session's nodes run (the GPU check)
 For a short reply and a batch of 8 mixed replies, deterministic (position temperature 0)
 and seeded Gumbel: the host loop (``Decoder.decode``: scores copied to the host each
 step, numpy selection) and the device loop
-(:func:`wyoming_omnivoice.engine.device_selection.decode_on_device`: only counts and
+(:func:`wyoming_omnivoice.engine.decoding.device_selection.decode_on_device`: only counts and
 step indices go up per step). Prints whether the codes are equal, the medians of
 ``--repeats`` decodes, and the selection session's node placement (providers, Memcpy).
 """
@@ -24,9 +24,9 @@ import time
 import numpy as np
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
-from wyoming_omnivoice.engine.decoder import DecodeItem
-from wyoming_omnivoice.engine.device_selection import decode_on_device, selection_session
-from wyoming_omnivoice.engine.sessions import Graph, node_placement
+from wyoming_omnivoice.engine.decoding.decoder import DecodeItem
+from wyoming_omnivoice.engine.decoding.device_selection import decode_on_device, selection_session
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, node_placement
 
 TEXTS = ("The living room lights are now turned on.", "Turn on the heating in the bedroom.",
          "The front door is locked.", "It will rain tomorrow afternoon.",
@@ -43,8 +43,8 @@ def items_of(engine: Engine, requests: list[SynthesisRequest]) -> list[DecodeIte
 
 def placement(engine: Engine, noisy: bool) -> str:
     """Provider counts of the selection session's nodes (a session that records them)."""
-    from wyoming_omnivoice.engine import selection_graph as sg
-    from wyoming_omnivoice.engine.scoring_cache import build_scoring_bytes
+    from wyoming_omnivoice.engine.graphs import selection_graph as sg
+    from wyoming_omnivoice.engine.graphs.scoring_cache import build_scoring_bytes
 
     graphs = engine.graphs
     model = sg.compose_scoring_selection(build_scoring_bytes(

@@ -24,13 +24,13 @@ import onnx
 from onnx import numpy_helper
 
 from wyoming_omnivoice.convert import load_with_data, save_with_data
-from wyoming_omnivoice.engine import model_files
 from wyoming_omnivoice.engine.offline.calibration_prompts import calibration_feeds
 from wyoming_omnivoice.engine.offline.fp16_calibrate import (
     FP16_MAX,
     convert_to_fp16,
     measure_ranges,
 )
+from wyoming_omnivoice.engine.store import model_files
 
 
 def _peak_gb() -> float:

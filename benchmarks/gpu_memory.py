@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
-from wyoming_omnivoice.engine.model_files import ModelPaths
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.store.model_files import ModelPaths
 
 TEXTS = ("The living room lights are now turned on.", "Turn on the heating in the bedroom.",
          "The front door is locked.", "It will rain tomorrow afternoon.",

@@ -30,7 +30,7 @@ from benchmarks.bench_targets import SHORT_REPLY, TWO_SENTENCES, _packed_feeds
 from wyoming_omnivoice import DecodeOptions, Engine
 from wyoming_omnivoice.engine.offline import int8_streaming
 from wyoming_omnivoice.engine.offline.prepare import prepare_backbone
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
 
 REPO = Path(__file__).resolve().parents[1]
 TEXTS = (SHORT_REPLY, *TWO_SENTENCES, "Good night.", "Hello world, this is a test.")

@@ -12,7 +12,7 @@ its backbone/embeddings/scoring/host selection, vocoder, post-processing) and th
 vocoder's calls and distinct shapes. ``mixed``: 8 different short replies (the GPU check's
 texts); ``same``: 8 copies of the first. ``per-item``: one vocoder call per reply (the
 shapes of 8 lengths, before); ``buckets``: the vocoder in frame buckets (few fixed
-shapes, :mod:`wyoming_omnivoice.engine.vocoder`). Load average printed first.
+shapes, :mod:`wyoming_omnivoice.engine.audio.vocoder`). Load average printed first.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ import numpy as np
 
 from wyoming_omnivoice import DecodeOptions, Engine
 from wyoming_omnivoice.engine import estimate_num_frames
-from wyoming_omnivoice.engine.layouts import forward_cost
+from wyoming_omnivoice.engine.forward.layouts import forward_cost
 from wyoming_omnivoice.text.normalize import normalize_text
 from wyoming_omnivoice.text.prepare import prepare_one_shot
 
@@ -53,8 +53,8 @@ def _anchor(engine: Engine, seconds: float, options: DecodeOptions) -> tuple[np.
 def _profile(engine: Engine, text: str, anchor: tuple[np.ndarray, str] | None,
              options: DecodeOptions) -> dict[str, float]:
     """One request's seconds by stage."""
-    from wyoming_omnivoice.engine.decoder import DecodeItem
-    from wyoming_omnivoice.engine.postprocess import post_process
+    from wyoming_omnivoice.engine.audio.postprocess import post_process
+    from wyoming_omnivoice.engine.decoding.decoder import DecodeItem
 
     began, cpu = time.perf_counter(), time.process_time()
     pieces = prepare_one_shot(text, first_clause=True)

@@ -98,7 +98,6 @@ def main() -> None:
     args = parser.parse_args()
     engine = Engine.load(args.model_dir, device=args.device, precision=args.precision)
     from wyoming_omnivoice.engine import default_num_steps
-
     steps = args.steps or default_num_steps(engine.device, engine.precision)
     options = DecodeOptions(num_step=steps)
     engine.warm_up(batch_sizes=(1, 2, 4, 8, 16) if engine.device == "cuda" else (1,))

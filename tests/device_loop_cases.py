@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
-from wyoming_omnivoice.engine.decoder import DecodeItem
+from wyoming_omnivoice.engine.decoding.decoder import DecodeItem
 
 REQUESTS = [
     SynthesisRequest(text="Hello world.", language="en", seed=1),

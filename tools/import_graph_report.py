@@ -17,6 +17,7 @@ folder pointed at ROOT): every import counts, also inside functions and under
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 from collections import Counter
@@ -29,10 +30,15 @@ P = "wyoming_omnivoice"
 #: Rooms, top first: (room, its layer; a higher layer sits above).
 ROOMS: list[tuple[str, int]] = [
     ("entry points", 7), ("app", 6), ("wyoming_protocol", 5), ("web", 5), ("speech", 4),
-    ("voices", 3), ("anchors", 3), ("text", 2), ("model", 2), ("engine.offline", 1),
-    ("engine", 0), ("utilities", -1),
+    ("voices", 3), ("anchors", 3), ("text", 2), ("model", 2),
+    # the engine's rooms (tests/engine/test_engine_rooms.py), its top first
+    ("engine", 0.6), ("engine.decoding", 0.5), ("engine.offline", 0.5), ("engine.forward", 0.4),
+    ("engine.audio", 0.4), ("engine.runtime", 0.3), ("engine.prompt", 0.2),
+    ("engine.graphs", 0.2), ("engine.store", 0.1), ("engine.constants", 0.0),
+    ("utilities", -1),
 ]
 LAYER = dict(ROOMS)
+ENGINE_FOLDERS = {room.removeprefix("engine.") for room, _ in ROOMS if room.startswith("engine.")}
 ENTRY_POINTS = {"__main__", "synthesize", "convert", "convert_anchors", "convert_prepare",
                 "health_check", "_moved"}
 UTILITIES = {"errors", "atomic", "user_files", "lazy_exports"}
@@ -174,9 +180,59 @@ def room_of(module: str) -> str:
     parts = name.split(".")
     if parts[0] == "server":
         return "app" if parts[-1] in OLD_SERVER_SHELL else "wyoming_protocol"
-    if parts[:2] == ["engine", "offline"]:
-        return "engine.offline"
+    if parts[0] == "engine":
+        if (len(parts) > 2 and parts[1] in ENGINE_FOLDERS) or name == "engine.constants":
+            return f"engine.{parts[1]}"
+        return "engine"
     return parts[0]
+
+
+def _private_definitions(tree: ast.AST) -> set[str]:
+    """The private names a module defines: functions, classes, module and class variables,
+    attributes set on ``self``/``cls``, parameters and locals (not a Protocol's members)."""
+    names: set[str] = set()
+    # A Protocol that asks for another class's private members defines none of its own.
+    protocols = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                 and any(ast.unparse(base).endswith("Protocol") for base in node.bases)]
+    borrowed = {id(member) for proto in protocols for member in proto.body}
+    for node in ast.walk(tree):
+        if id(node) in borrowed:
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+              and isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"}):
+            names.add(node.attr)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return {name for name in names if name.startswith("_") and not name.startswith("__")}
+
+
+def private_accesses(modules: dict[str, Path]) -> dict[str, list[str]]:
+    """Per module, the private names of another module of the package that it uses: an
+    attribute ``x._name`` (``x`` not ``self`` or ``cls``) or an import of ``_name``, where
+    ``_name`` is defined by another module of the package and not by this one."""
+    trees = {name: ast.parse(path.read_text(encoding="utf-8")) for name, path in modules.items()}
+    defined = {name: _private_definitions(tree) for name, tree in trees.items()}
+    anywhere = set().union(*defined.values())
+    found: dict[str, list[str]] = {}
+    for name, tree in trees.items():
+        mine = defined[name]
+        uses: list[str] = []
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr in anywhere - mine
+                    and not (isinstance(node.value, ast.Name)
+                             and node.value.id in {"self", "cls"})):
+                uses.append(node.attr)
+            elif isinstance(node, ast.ImportFrom):
+                uses += [a.name for a in node.names if a.name in anywhere - mine]
+        if uses:
+            found[name] = uses
+    return found
 
 
 def report(root: Path) -> list[str]:
@@ -196,7 +252,7 @@ def report(root: Path) -> list[str]:
         size[room_of(name)] += lines
     for room, layer in ROOMS:
         if count[room]:
-            out.append(f"  [{layer:>2}] {room:<17} {count[room]:>4} {size[room]:>7}")
+            out.append(f"  [{layer:>4}] {room:<17} {count[room]:>4} {size[room]:>7}")
     arrows = Counter((room_of(i.importer), room_of(i.imported)) for i in found
                      if room_of(i.importer) != room_of(i.imported))
     targets: dict[tuple[str, str], set[str]] = {}
@@ -220,6 +276,12 @@ def report(root: Path) -> list[str]:
     room_cycles = walk.strongly_connected(graph)
     out += [f"room cycles: {len(room_cycles)}"]
     out += ["  " + " <-> ".join(group) for group in room_cycles]
+    private = private_accesses(modules)
+    out += ["", f"private members used across modules: {sum(len(v) for v in private.values())} "
+            f"accesses of {len({a for v in private.values() for a in v})} names, "
+            f"in {len(private)} modules"]
+    out += [f"  {name}: {len(found_here)} ({', '.join(sorted(set(found_here)))})"
+            for name, found_here in sorted(private.items())]
     big = sorted((lines, name) for name, lines in lines_of.items() if lines > 400)
     out += ["", f"modules over 400 lines: {len(big)}"]
     out += [f"  {name} {lines}" for lines, name in big]

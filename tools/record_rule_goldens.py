@@ -443,7 +443,7 @@ def fuzz_remove_silence(trials: int) -> int:
     clicks, at random lengths, with random silence parameters and sample rates.
     """
     sys.path.insert(0, str(ROOT))
-    from wyoming_omnivoice.engine.postprocess import remove_silence
+    from wyoming_omnivoice.engine.audio.postprocess import remove_silence
 
     rng = np.random.default_rng(12345)
     threshold = 10 ** (-50 / 20)

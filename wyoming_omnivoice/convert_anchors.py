@@ -39,7 +39,6 @@ def add_anchor_arguments(parser: argparse.ArgumentParser) -> None:
 def chosen_voices(catalog: list[VoicePreset], wanted: str) -> list[VoicePreset]:
     """The designed voices (with a made anchor: not pinned) that ``wanted`` names."""
     from wyoming_omnivoice.engine import strict_language
-
     items = [item.strip() for item in wanted.split(",") if item.strip()]
     names = {preset.name for preset in catalog}
     languages: set[str] = set()

@@ -7,7 +7,7 @@ from conftest import describe, synthesize
 
 from wyoming_omnivoice.app.config import num_steps_problem, parse_config
 from wyoming_omnivoice.app.flags import build_parser
-from wyoming_omnivoice.engine.precision import (
+from wyoming_omnivoice.engine.runtime.precision import (
     default_num_steps,
     default_precision,
     resolve_precision,

@@ -92,7 +92,7 @@ def test_placement_gate_reads_every_node() -> None:
 
 
 def test_placement_of_a_real_cpu_session_fails_the_gate() -> None:
-    from wyoming_omnivoice.engine.sessions import (
+    from wyoming_omnivoice.engine.runtime.onnx_sessions import (
         Graph,
         ProviderChoice,
         node_placement,
@@ -283,8 +283,7 @@ def test_the_tree_that_travels_is_measured_from_git() -> None:
 # -- precisions, figures, summary -------------------------------------------------------
 def test_precisions_present_are_detected_and_the_rest_reported(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from wyoming_omnivoice.engine import precision
-
+    from wyoming_omnivoice.engine.runtime import precision
     monkeypatch.setattr(precision, "VARIANTS", ("fp32", "int8", "fp16", "fp16-fused", "bf9"))
     assert detect_precisions("cuda") == ["fp32", "fp16", "fp16-fused", "bf9"]
     assert "precision fp32-fused: not present" in capsys.readouterr().out

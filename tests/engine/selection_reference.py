@@ -1,7 +1,7 @@
 """The host selection of one decode step, as the decode loop does it today
-(``engine/decoder.py`` at ceb3989, the body of its step loop after the model evaluation;
+(``engine/decoding/decoder.py`` at ceb3989, the body of its step loop after the model evaluation;
 ``choose_cells`` of the sched/devstep contract): the reference the device selection
-(:mod:`wyoming_omnivoice.engine.selection_graph`) must equal bit for bit."""
+(:mod:`wyoming_omnivoice.engine.graphs.selection_graph`) must equal bit for bit."""
 
 from __future__ import annotations
 

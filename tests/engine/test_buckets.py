@@ -7,7 +7,7 @@ import pytest
 from conftest import FIXTURES
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
-from wyoming_omnivoice.engine.layouts import BUCKETS, bucket_for
+from wyoming_omnivoice.engine.forward.layouts import BUCKETS, bucket_for
 
 TINY = FIXTURES / "models" / "tiny"
 DETERMINISTIC = DecodeOptions(position_temperature=0.0, class_temperature=0.0)
@@ -62,7 +62,7 @@ def test_explicit_pad_and_padding_rows_are_exact(engines: tuple[Engine, Engine])
         decoder.row_buckets = (4,)
         items = [plain.prompts.build("Good morning.", num_target=expected.shape[1],
                                      language=None, instruct=None)]
-        from wyoming_omnivoice.engine.decoder import DecodeItem
+        from wyoming_omnivoice.engine.decoding.decoder import DecodeItem
 
         (got,) = decoder.decode([DecodeItem(items[0], np.random.default_rng(0))],
                                 DETERMINISTIC, pad_to=300)
@@ -83,7 +83,7 @@ def test_warm_up_runs_each_short_reply_bucket(engines: tuple[Engine, Engine]) ->
 
 
 def test_auto_layout_picks_the_cheaper_exact_layout() -> None:
-    from wyoming_omnivoice.engine.layouts import choose_layout
+    from wyoming_omnivoice.engine.forward.layouts import choose_layout
 
     engine = Engine.load(TINY, device="cpu")
     assert engine.decoder.layout == "auto"

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from conftest import FIXTURES
 
-from wyoming_omnivoice.engine.cuda_graphs import (
+from wyoming_omnivoice.engine.offline.prepare import prepare_backbone
+from wyoming_omnivoice.engine.runtime.cuda_graphs import (
     blocking_nodes,
     capture_failure_message,
     placement_of,
 )
-from wyoming_omnivoice.engine.offline.prepare import prepare_backbone
-from wyoming_omnivoice.engine.sessions import CPU_PROVIDER, CUDA_PROVIDER, choose_providers
+from wyoming_omnivoice.engine.runtime.onnx_sessions import (
+    CPU_PROVIDER,
+    CUDA_PROVIDER,
+    choose_providers,
+)
 
 TINY = FIXTURES / "models" / "tiny"
 #: What onnxruntime raises when a CUDA-graph session has nodes off the CUDA provider.

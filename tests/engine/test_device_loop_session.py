@@ -1,5 +1,5 @@
-"""The step loop on the device inside the resumable decode (engine/stepping.py with
-engine/device_selection.py), on the CPU provider: items that join a running decode at
+"""The step loop on the device inside the resumable decode (engine/decoding/stepping.py with
+engine/decoding/device_selection.py), on the CPU provider: items that join a running decode at
 different steps, and whole batches, get exactly the host loop's codes."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from conftest import TINY_MODEL
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
-from wyoming_omnivoice.engine import device_selection
+from wyoming_omnivoice.engine.decoding import device_selection
 
 OPTIONS = {
     "gumbel": DecodeOptions(num_step=8),

@@ -10,13 +10,13 @@ from conftest import FIXTURES
 from device_loop_cases import OPTIONS, REQUESTS, items_of
 
 from wyoming_omnivoice import Engine
-from wyoming_omnivoice.engine.device_selection import (
+from wyoming_omnivoice.engine.decoding.device_selection import (
     DeviceSelection,
     decode_on_device,
     draw_position_noise,
     selection_session,
 )
-from wyoming_omnivoice.engine.schedule import unmask_counts
+from wyoming_omnivoice.engine.decoding.schedule import unmask_counts
 
 
 @pytest.fixture(scope="module", params=["tiny", "tiny-fp16io"])

@@ -7,7 +7,7 @@ import math
 import pytest
 from rule_goldens import rules
 
-from wyoming_omnivoice.engine.duration import (
+from wyoming_omnivoice.engine.prompt.duration import (
     char_weight,
     estimate_duration_frames,
     estimate_num_frames,

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.engine.decoder import _PlainStep
-from wyoming_omnivoice.engine.layouts import Batch
-from wyoming_omnivoice.engine.scoring import CONF, PRED
+from wyoming_omnivoice.engine.decoding.decoder import _PlainStep
+from wyoming_omnivoice.engine.forward.layouts import Batch
+from wyoming_omnivoice.engine.graphs.scoring import CONF, PRED
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "models" / "tiny"
 

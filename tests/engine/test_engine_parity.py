@@ -15,7 +15,7 @@ import pytest
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 from wyoming_omnivoice.engine import MIN_CANVAS_FRAMES
-from wyoming_omnivoice.engine.languages import resolve_language
+from wyoming_omnivoice.engine.prompt.languages import resolve_language
 
 HERE = Path(__file__).resolve().parents[1]
 GOLDEN = json.loads((HERE / "fixtures" / "golden" / "upstream_codes.json").read_text())

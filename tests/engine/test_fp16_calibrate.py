@@ -23,7 +23,6 @@ from fp16_emulation import EmulatedSession, fp16_tensors, overflowed
 from onnx import TensorProto, helper, numpy_helper
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.engine import model_files
 from wyoming_omnivoice.engine.offline.calibration_prompts import (
     CalibrationRequest,
     calibration_feeds,
@@ -34,6 +33,7 @@ from wyoming_omnivoice.engine.offline.fp16_calibrate import (
     measure_ranges,
     naive_fp16,
 )
+from wyoming_omnivoice.engine.store import model_files
 
 TINY = FIXTURES / "models" / "tiny"
 Feeds = list[dict[str, np.ndarray]]

@@ -16,7 +16,6 @@ from conftest import FIXTURES
 from onnx import TensorProto, helper
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.engine.model_files import ModelError
 from wyoming_omnivoice.engine.offline import prepare
 from wyoming_omnivoice.engine.offline.fused_backbone import repeat_kv_columns
 from wyoming_omnivoice.engine.offline.fused_layout import (
@@ -26,8 +25,9 @@ from wyoming_omnivoice.engine.offline.fused_layout import (
     read_layout,
     value_types,
 )
-from wyoming_omnivoice.engine.probe import check_bidirectional
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.runtime.probe import check_bidirectional
+from wyoming_omnivoice.engine.store.model_files import ModelError
 
 TINY = FIXTURES / "models" / "tiny"
 GREEDY = DecodeOptions(position_temperature=0.0, class_temperature=0.0)

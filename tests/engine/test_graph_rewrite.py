@@ -12,8 +12,8 @@ from conftest import FIXTURES
 from onnx import TensorProto, helper, numpy_helper
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.engine.graph_rewrite import strip_nan_guards
-from wyoming_omnivoice.engine.sessions import session_options
+from wyoming_omnivoice.engine.graphs.graph_rewrite import strip_nan_guards
+from wyoming_omnivoice.engine.runtime.onnx_sessions import session_options
 
 TINY = FIXTURES / "models" / "tiny"
 BACKBONE = TINY / "llm_backbone_fp32.onnx"
@@ -97,7 +97,7 @@ def test_anything_else_is_left_alone(change: dict[str, object]) -> None:
 
 
 def test_engine_loads_the_rewritten_backbone(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.DEBUG, logger="wyoming_omnivoice.engine.graphs"):
+    with caplog.at_level(logging.DEBUG, logger="wyoming_omnivoice.engine.runtime.graph_set"):
         engine = Engine.load(TINY, device="cpu", precision="published")
     layers = op_count(onnx.load(str(BACKBONE), load_external_data=False), "Softmax")
     assert f"removed {layers} softmax NaN guards" in caplog.text

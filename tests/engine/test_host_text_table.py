@@ -11,8 +11,8 @@ from conftest import FIXTURES
 from device_loop_cases import OPTIONS, REQUESTS, items_of
 
 from wyoming_omnivoice import Engine
-from wyoming_omnivoice.engine.device_selection import decode_on_device, selection_session
-from wyoming_omnivoice.engine.target_embeddings import (
+from wyoming_omnivoice.engine.decoding.device_selection import decode_on_device, selection_session
+from wyoming_omnivoice.engine.forward.target_embeddings import (
     AUDIO_IDS,
     TEXT_TABLE,
     target_embedding_model,

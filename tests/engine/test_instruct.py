@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rule_goldens import rules
 
-from wyoming_omnivoice.engine.instruct import (
+from wyoming_omnivoice.engine.prompt.instruct import (
     ALL_ITEMS,
     CATEGORIES,
     EN_TO_ZH,

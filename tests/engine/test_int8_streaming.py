@@ -10,8 +10,8 @@ import onnx
 from conftest import FIXTURES
 from onnxruntime.quantization.quant_utils import quantize_data
 
-from wyoming_omnivoice.engine.model_files import BACKBONE
 from wyoming_omnivoice.engine.offline import int8_onnxruntime, int8_streaming, prepare
+from wyoming_omnivoice.engine.store.model_files import BACKBONE
 
 SOURCE = FIXTURES / "models" / "tiny" / BACKBONE
 

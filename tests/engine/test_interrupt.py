@@ -1,4 +1,4 @@
-"""A background step's forward stopped in the middle for a request (engine/interrupt.py).
+"""A background step's forward stopped in the middle for a request (engine/runtime/interrupt.py).
 
 Real onnxruntime throughout: a chain of matrix products long enough to be stopped while it
 runs, the tiny model's graphs, and the tiny engine's decode under ``between_steps``.
@@ -20,8 +20,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 from wyoming_omnivoice.engine import ForwardInterrupt, between_steps
-from wyoming_omnivoice.engine.interrupt import Interrupted, arm
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.runtime.interrupt import Interrupted, arm
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
 
 WIDTH = 256
 OPTIONS = DecodeOptions(num_step=8)

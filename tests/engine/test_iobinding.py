@@ -7,7 +7,7 @@ import pytest
 from conftest import FIXTURES
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
-from wyoming_omnivoice.engine.iobinding import StepRunner
+from wyoming_omnivoice.engine.forward.iobinding import StepRunner
 
 FIXTURES = FIXTURES / "models"
 DETERMINISTIC = DecodeOptions(position_temperature=0.0, class_temperature=0.0)

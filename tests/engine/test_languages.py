@@ -7,7 +7,7 @@ import logging
 import pytest
 from rule_goldens import rules
 
-from wyoming_omnivoice.engine.languages import (
+from wyoming_omnivoice.engine.prompt.languages import (
     advertised_language_code,
     all_language_ids,
     all_languages,
@@ -66,11 +66,11 @@ def test_resolve_spec_examples(value: str | None, expected: str | None) -> None:
 
 
 def test_unknown_language_logs_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="wyoming_omnivoice.engine.languages"):
+    with caplog.at_level(logging.WARNING, logger="wyoming_omnivoice.engine.prompt.languages"):
         assert resolve_language("Klingon") is None
     assert "Klingon" in caplog.text
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="wyoming_omnivoice.engine.languages"):
+    with caplog.at_level(logging.WARNING, logger="wyoming_omnivoice.engine.prompt.languages"):
         assert resolve_language("none") is None
     assert caplog.text == ""
 

@@ -51,7 +51,7 @@ def test_batched_and_single_agree_on_the_minimum(engine: Engine) -> None:
 
 def test_the_reply_is_the_post_processed_canvas(engine: Engine) -> None:
     """synthesize runs the canvas through the post-processing that trims silence."""
-    from wyoming_omnivoice.engine.postprocess import post_process
+    from wyoming_omnivoice.engine.audio.postprocess import post_process
 
     audio = engine.synthesize("Done.", options=OPTIONS, seed=5)
     raw = engine.decode_audio(engine.generate_codes("Done.", options=OPTIONS, seed=5))
@@ -61,7 +61,7 @@ def test_the_reply_is_the_post_processed_canvas(engine: Engine) -> None:
 
 def test_silence_the_model_leaves_in_the_canvas_is_trimmed(engine: Engine) -> None:
     """Speech that ends before the canvas does: the reply ends 100 ms after the speech."""
-    from wyoming_omnivoice.engine.postprocess import post_process
+    from wyoming_omnivoice.engine.audio.postprocess import post_process
 
     speech_frames = estimate_num_frames("Done.")
     raw = engine.decode_audio(engine.generate_codes("Done.", options=OPTIONS, seed=6))

@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURES
 from onnx import external_data_helper, helper, numpy_helper
 
-from wyoming_omnivoice.engine.onnx_wire import ExternalTensor, WireError, external_tensors
+from wyoming_omnivoice.engine.store.onnx_wire import ExternalTensor, WireError, external_tensors
 
 TINY = FIXTURES / "models" / "tiny"
 

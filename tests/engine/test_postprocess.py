@@ -11,7 +11,7 @@ import pytest
 from rule_goldens import audio_digest, rules
 from rule_signals import SIGNALS, build_signal
 
-from wyoming_omnivoice.engine.postprocess import (
+from wyoming_omnivoice.engine.audio.postprocess import (
     cross_fade_chunks,
     detect_leading_silence,
     detect_nonsilent,
@@ -141,9 +141,12 @@ def test_rule_modules_need_numpy_only() -> None:
 
     code = (
         "import sys\n"
-        "import wyoming_omnivoice.engine.postprocess, wyoming_omnivoice.engine.schedule\n"
-        "import wyoming_omnivoice.engine.text, wyoming_omnivoice.engine.duration\n"
-        "import wyoming_omnivoice.engine.languages, wyoming_omnivoice.engine.instruct\n"
+        "import wyoming_omnivoice.engine.audio.postprocess\n"
+        "import wyoming_omnivoice.engine.decoding.schedule\n"
+        "import wyoming_omnivoice.engine.prompt.text_rules\n"
+        "import wyoming_omnivoice.engine.prompt.duration\n"
+        "import wyoming_omnivoice.engine.prompt.languages\n"
+        "import wyoming_omnivoice.engine.prompt.instruct\n"
         "bad = {'torch', 'pydub', 'audioop', 'omnivoice'} & set(sys.modules)\n"
         "assert not bad, bad\n"
     )

@@ -1,4 +1,4 @@
-"""The prefix cache (engine/prefix_cache.py, engine/prefix_cache_graph.py) on the
+"""The prefix cache (engine/forward/prefix_cache.py, engine/graphs/prefix_cache_graph.py) on the
 tiny model: the rewritten graph equals the exact backbone given a cache of the same state
 (so the graph surgery is right), N = 0 and 1 are the exact decode, N >= 2 decodes valid
 codes with the refreshes it should, and bad settings get a clear error."""
@@ -14,12 +14,12 @@ import pytest
 from conftest import TINY_MODEL
 
 from wyoming_omnivoice.engine import DecodeOptions, Engine
-from wyoming_omnivoice.engine.layouts import Batch
-from wyoming_omnivoice.engine.prefix_cache_graph import (
+from wyoming_omnivoice.engine.forward.layouts import Batch
+from wyoming_omnivoice.engine.graphs.prefix_cache_graph import (
     PrefixCacheUnsupported,
     prefix_cache_graph,
 )
-from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
+from wyoming_omnivoice.engine.graphs.scoring import MASK_ID, NUM_CODEBOOKS
 
 TEXT = "The living room lights are now turned on."
 ANCHOR_TEXT = "This is the voice of the anchor."

@@ -17,11 +17,11 @@ from conftest import FIXTURES
 from onnx import external_data_helper, numpy_helper
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.engine import prepared_store
-from wyoming_omnivoice.engine.model_files import BACKBONE, ModelError
+from wyoming_omnivoice.engine.graphs.rotary_table import shape_values_feeding_compute
 from wyoming_omnivoice.engine.offline import prepare
-from wyoming_omnivoice.engine.rotary_table import shape_values_feeding_compute
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.store import prepared_store
+from wyoming_omnivoice.engine.store.model_files import BACKBONE, ModelError
 
 FIXTURES = FIXTURES / "models"
 TINY = FIXTURES / "tiny"
@@ -249,7 +249,7 @@ def test_removing_stale_builds_keeps_other_variants_whose_names_share_a_prefix(
         tmp_path: Path) -> None:
     """``fp32``'s clean-up once took ``fp32-fused-<fp>`` (and a parallel build's
     ``.tmp-fp32-fused-...`` staging folder) for its own outdated builds."""
-    from wyoming_omnivoice.engine.prepared_store import remove_stale
+    from wyoming_omnivoice.engine.store.prepared_store import remove_stale
 
     names = ["fp32-0123456789abcdef", "fp32-fedcba9876543210",
              ".tmp-fp32-fedcba9876543210-77", ".old-fp32-fedcba9876543210-78",

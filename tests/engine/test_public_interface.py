@@ -36,8 +36,8 @@ def test_the_check_sees_an_internal_import() -> None:
     """The walk finds internal imports where there are some: the engine's own modules."""
     inside = [item for item in imports()
               if item.importer == "wyoming_omnivoice.engine.core"
-              and item.imported == "wyoming_omnivoice.engine.decoder"]
-    assert inside, "the import walk missed engine/core.py's import of engine/decoder.py"
+              and item.imported == "wyoming_omnivoice.engine.decoding.decoder"]
+    assert inside, "the import walk missed engine/core.py's import of engine/decoding/decoder.py"
 
 
 @pytest.mark.parametrize("package", [engine, offline])

@@ -15,8 +15,7 @@ import pytest
 import soundfile as sf
 from conftest import FIXTURES
 
-from wyoming_omnivoice.engine.model_files import ModelError
-from wyoming_omnivoice.engine.reference import (
+from wyoming_omnivoice.engine.audio.reference import (
     HOP_LENGTH,
     PreparedReference,
     ReferenceEncoder,
@@ -24,7 +23,8 @@ from wyoming_omnivoice.engine.reference import (
     prepare_reference,
     resample,
 )
-from wyoming_omnivoice.engine.voice_prompt import VoicePrompt, read_prompt_extras
+from wyoming_omnivoice.engine.audio.voice_prompt import VoicePrompt, read_prompt_extras
+from wyoming_omnivoice.engine.store.model_files import ModelError
 
 TINY = FIXTURES / "models" / "tiny"
 

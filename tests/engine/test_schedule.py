@@ -15,7 +15,7 @@ import pytest
 from conftest import FIXTURES
 from rule_goldens import rules
 
-from wyoming_omnivoice.engine.schedule import timesteps, timesteps_f32, unmask_counts
+from wyoming_omnivoice.engine.decoding.schedule import timesteps, timesteps_f32, unmask_counts
 
 GOLDEN = rules()["schedule"]
 GOLDEN_DIR = FIXTURES / "golden"

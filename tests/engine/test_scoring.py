@@ -11,7 +11,7 @@ import pytest
 from conftest import FIXTURES
 from onnx import helper
 
-from wyoming_omnivoice.engine.scoring import (
+from wyoming_omnivoice.engine.graphs.scoring import (
     COND_INDEX,
     CONF,
     GUIDANCE,

@@ -15,7 +15,7 @@ import pytest
 from conftest import TINY_MODEL
 
 from wyoming_omnivoice import DecodeOptions, Engine
-from wyoming_omnivoice.engine.scoring_cache import SCORING_DIR
+from wyoming_omnivoice.engine.graphs.scoring_cache import SCORING_DIR
 
 OPTIONS = DecodeOptions(num_step=4)
 RESTART = ("import sys\nfrom wyoming_omnivoice import Engine\n"
@@ -79,9 +79,9 @@ def test_a_damaged_kept_graph_is_built_again(model: Path,
 
 
 def test_the_prefix_cache_names_its_inputs_as_its_rewrite_does() -> None:
-    """engine/prefix_cache.py keeps its own copy of the names (so that importing it does
+    """engine/forward/prefix_cache.py keeps its own copy of the names (so that importing it does
     not import onnx): the same as the rewrite's."""
-    from wyoming_omnivoice.engine import prefix_cache, prefix_cache_graph
-
+    from wyoming_omnivoice.engine.forward import prefix_cache
+    from wyoming_omnivoice.engine.graphs import prefix_cache_graph
     for name in ("POSITION_IDS", "PAST_KEY", "PAST_VALUE", "PRESENT_KEY", "PRESENT_VALUE"):
         assert getattr(prefix_cache, name) == getattr(prefix_cache_graph, name), name

@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 from selection_reference import MASK_ID, choose_cells
 
-from wyoming_omnivoice.engine import selection_graph as sg
+from wyoming_omnivoice.engine.graphs import selection_graph as sg
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""The resumable decode (engine/stepping.py, engine/session.py): items join a running batch at
-a step boundary and each still gets exactly what it gets decoded alone."""
+"""The resumable decode (engine/decoding/stepping.py, engine/session.py): items join a
+running batch at a step boundary and each still gets exactly what it gets decoded alone."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from conftest import TINY_MODEL
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 from wyoming_omnivoice.engine import between_steps
-from wyoming_omnivoice.engine.selection import choose_cells
+from wyoming_omnivoice.engine.decoding.selection import choose_cells
 
 OPTIONS = DecodeOptions(num_step=8)
 SAMPLING = DecodeOptions(num_step=6, class_temperature=0.8)

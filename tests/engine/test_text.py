@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rule_goldens import rules, short_digest
 
-from wyoming_omnivoice.engine.text import (
+from wyoming_omnivoice.engine.prompt.text_rules import (
     ABBREVIATIONS,
     END_PUNCTUATION,
     NONVERBAL_TAGS,

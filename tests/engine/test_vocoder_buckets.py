@@ -9,8 +9,8 @@ import pytest
 from conftest import FIXTURES
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
+from wyoming_omnivoice.engine.audio.vocoder import CHECK_MAX_ABS, Vocoder, frame_bucket
 from wyoming_omnivoice.engine.synthesis_stats import phase_table
-from wyoming_omnivoice.engine.vocoder import CHECK_MAX_ABS, Vocoder, frame_bucket
 
 TINY = FIXTURES / "models" / "tiny"
 LENGTHS = (40, 47, 53, 61, 25, 130, 300, 23, 1, 48, 49)
@@ -95,7 +95,7 @@ def test_synthesize_batch_records_its_phases(engine: Engine) -> None:
 
 
 def test_calls_stay_within_the_frame_budget(engine: Engine) -> None:
-    from wyoming_omnivoice.engine.vocoder import FRAME_BUDGET
+    from wyoming_omnivoice.engine.audio.vocoder import FRAME_BUDGET
 
     vocoder = engine.vocoder_runner
     rng = np.random.default_rng(12)

@@ -26,7 +26,7 @@ from fake_hub import FakeHub, Repo
 from onnx import TensorProto, helper, numpy_helper
 from onnx.external_data_helper import convert_model_to_external_data
 
-from wyoming_omnivoice.engine.model_files import CLONING_FILES, REQUIRED_FILES, ModelError
+from wyoming_omnivoice.engine.store.model_files import CLONING_FILES, REQUIRED_FILES, ModelError
 from wyoming_omnivoice.model.download import (
     VERIFIED_SIDECAR,
     ManifestError,

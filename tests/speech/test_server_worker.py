@@ -131,7 +131,7 @@ async def test_window_waits_only_for_requests_in_flight(make_worker) -> None:
 def test_anchor_sentences_are_about_three_seconds() -> None:
     """Anchors ride along with every request: long enough to pin a voice, short to decode."""
     from wyoming_omnivoice.anchors.cache import ANCHOR_TEXTS
-    from wyoming_omnivoice.engine.duration import estimate_num_frames
+    from wyoming_omnivoice.engine.prompt.duration import estimate_num_frames
 
     for language, text in ANCHOR_TEXTS.items():
         frames = estimate_num_frames(text, None, None, 1.0)

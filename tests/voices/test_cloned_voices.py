@@ -18,7 +18,7 @@ import soundfile as sf
 from conftest import FIXTURES, describe, pcm_bytes, synthesize, types_of
 
 from wyoming_omnivoice import Engine
-from wyoming_omnivoice.engine.voice_prompt import VoicePrompt, read_prompt_extras
+from wyoming_omnivoice.engine.audio.voice_prompt import VoicePrompt, read_prompt_extras
 from wyoming_omnivoice.voices.cloned import (
     ClonedVoiceSpec,
     cache_path,

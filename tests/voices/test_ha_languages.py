@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from wyoming_omnivoice.anchors.texts import ANCHOR_TEXTS
-from wyoming_omnivoice.engine.languages import language_info
+from wyoming_omnivoice.engine.prompt.languages import language_info
 from wyoming_omnivoice.speech.request_language import (
     reading_language,
     request_language,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from wyoming_omnivoice.engine.instruct import normalize_instruct
+from wyoming_omnivoice.engine.prompt.instruct import normalize_instruct
 from wyoming_omnivoice.voices.catalog import VoiceCatalog
 from wyoming_omnivoice.voices.config import (
     VoiceConfigError,

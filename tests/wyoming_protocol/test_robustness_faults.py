@@ -250,8 +250,9 @@ def test_cuda_failure_falls_back_to_cpu_only_with_auto(monkeypatch: pytest.Monke
                                                        caplog: pytest.LogCaptureFixture) -> None:
     """A GPU provider that fails to create sessions: auto falls back loudly, cuda stops."""
     from wyoming_omnivoice import engine as engine_api
-    from wyoming_omnivoice.engine import loading, sessions
-    from wyoming_omnivoice.engine.sessions import ProviderChoice
+    from wyoming_omnivoice.engine import loading
+    from wyoming_omnivoice.engine.runtime import onnx_sessions as sessions
+    from wyoming_omnivoice.engine.runtime.onnx_sessions import ProviderChoice
 
     real = sessions.choose_providers
 

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from wyoming_omnivoice import Engine
-from wyoming_omnivoice.engine import graphs as graphs_module
-from wyoming_omnivoice.engine import precision as precision_module
-from wyoming_omnivoice.engine import sessions
 from wyoming_omnivoice.engine.offline import prepare as prepare_module
+from wyoming_omnivoice.engine.runtime import graph_set as graphs_module
+from wyoming_omnivoice.engine.runtime import onnx_sessions as sessions
+from wyoming_omnivoice.engine.runtime import precision as precision_module
 
 #: Graph ids of the check's own captures, far from the engine's bucket ids.
 GRAPH_ID_BASE = 9000
@@ -30,7 +30,7 @@ GPU_ONLY_PREFIX = "fp16"
 
 def detect_precisions(device: str = "cuda", report: bool = True) -> list[str]:
     """The backbone precisions this engine version prepares, for ``device``: those of
-    ``wyoming_omnivoice.engine.precision.VARIANTS`` (or, without that list, the expected
+    ``wyoming_omnivoice.engine.runtime.precision.VARIANTS`` (or, without that list, the expected
     names ``check_precision`` accepts). The expected ones it lacks are printed "not present"."""
     variants = getattr(precision_module, "VARIANTS", None)
     if variants is None:

@@ -4,7 +4,7 @@ A check that reports a CPU run as a CUDA figure is worse than none: onnxruntime 
 falls back to the CPU provider when the CUDA libraries do not load. :func:`device_verdict`
 reads what the sessions really use; :func:`placement_verdict` reads onnxruntime's own node
 assignment (``session.record_ep_graph_assignment_info``, see
-``wyoming_omnivoice.engine.sessions.node_placement``): every node must be on the CUDA
+``wyoming_omnivoice.engine.runtime.onnx_sessions.node_placement``): every node must be on the CUDA
 provider and no Memcpy node may exist (onnxruntime refuses CUDA graph capture otherwise).
 """
 

@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     for variant in variants:
         started = time.perf_counter()
         if prepare is not None:
-            from wyoming_omnivoice.engine.model_files import ModelPaths
+            from wyoming_omnivoice.engine.store.model_files import ModelPaths
 
             made = prepare.prepare_backbone(ModelPaths.from_dir(args.model_dir), variant)
             where = getattr(made, "path", made)

@@ -18,14 +18,25 @@ from pathlib import Path
 
 import numpy as np
 
-from wyoming_omnivoice.engine.decoder import DecodeItem, DecodeOptions, Decoder, DecodeStats
-from wyoming_omnivoice.engine.device_selection import selection_session
-from wyoming_omnivoice.engine.duration import estimate_num_frames
-from wyoming_omnivoice.engine.graphs import GraphSet
-from wyoming_omnivoice.engine.iobinding import StepRunner
-from wyoming_omnivoice.engine.layouts import BUCKETS, bucket_for, natural_length
+from wyoming_omnivoice.engine.audio.reference import (
+    ReferenceEncoder,
+    prepare_reference,
+)
+from wyoming_omnivoice.engine.audio.vocoder import Vocoder, check_codes
+from wyoming_omnivoice.engine.audio.voice_prompt import VoicePrompt
+from wyoming_omnivoice.engine.constants import FRAME_RATE, SAMPLE_RATE
+from wyoming_omnivoice.engine.decoding.decoder import (
+    DecodeItem,
+    DecodeOptions,
+    Decoder,
+    DecodeStats,
+)
+from wyoming_omnivoice.engine.decoding.device_selection import selection_session
+from wyoming_omnivoice.engine.forward.iobinding import StepRunner
+from wyoming_omnivoice.engine.forward.layouts import BUCKETS, bucket_for, natural_length
+from wyoming_omnivoice.engine.forward.prefix_cache import CachedBackbone, check_prefix_cache
+from wyoming_omnivoice.engine.forward.target_embeddings import keep_text_table_on_host
 from wyoming_omnivoice.engine.loading import load_model_graphs
-from wyoming_omnivoice.engine.model_files import ModelPaths
 from wyoming_omnivoice.engine.planning import (
     Plan,
     SynthesisRequest,
@@ -34,23 +45,16 @@ from wyoming_omnivoice.engine.planning import (
     plan_request,
     replan,
 )
-from wyoming_omnivoice.engine.prefix_cache import CachedBackbone, check_prefix_cache
-from wyoming_omnivoice.engine.prompt import PromptBuilder
-from wyoming_omnivoice.engine.reference import (
-    ReferenceEncoder,
-    prepare_reference,
-)
+from wyoming_omnivoice.engine.prompt.builder import PromptBuilder
+from wyoming_omnivoice.engine.prompt.duration import estimate_num_frames
 from wyoming_omnivoice.engine.rendering import render_batch
+from wyoming_omnivoice.engine.runtime.graph_set import GraphSet
 from wyoming_omnivoice.engine.session import SynthesisSession
+from wyoming_omnivoice.engine.store.model_files import ModelPaths
 from wyoming_omnivoice.engine.synthesis_stats import SynthesisStats
-from wyoming_omnivoice.engine.target_embeddings import keep_text_table_on_host
-from wyoming_omnivoice.engine.vocoder import Vocoder, check_codes
-from wyoming_omnivoice.engine.voice_prompt import VoicePrompt
 
 _LOGGER = logging.getLogger(__name__)
 
-SAMPLE_RATE = 24000
-FRAME_RATE = 25
 SAMPLES_PER_FRAME = SAMPLE_RATE // FRAME_RATE
 #: Row-count buckets used with CUDA graphs (each captured graph has one fixed shape).
 ROW_BUCKETS = (1, 2, 4, 8, 16)

@@ -9,12 +9,12 @@ import logging
 import time
 from pathlib import Path
 
-from wyoming_omnivoice.engine.graphs import GraphSet, load_graphs
-from wyoming_omnivoice.engine.model_files import ModelError, ModelPaths
 from wyoming_omnivoice.engine.offline.prepare import prepare_backbone
-from wyoming_omnivoice.engine.precision import VARIANTS, check_precision, resolve_precision
-from wyoming_omnivoice.engine.prepared_store import NotPreparable, discard_prepared
-from wyoming_omnivoice.engine.sessions import choose_providers
+from wyoming_omnivoice.engine.runtime.graph_set import GraphSet, load_graphs
+from wyoming_omnivoice.engine.runtime.onnx_sessions import choose_providers
+from wyoming_omnivoice.engine.runtime.precision import VARIANTS, check_precision, resolve_precision
+from wyoming_omnivoice.engine.store.model_files import ModelError, ModelPaths
+from wyoming_omnivoice.engine.store.prepared_store import NotPreparable, discard_prepared
 
 _LOGGER = logging.getLogger(__name__)
 

@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from wyoming_omnivoice.engine.duration import FRAME_RATE, estimate_num_frames
-from wyoming_omnivoice.engine.instruct import normalize_instruct
-from wyoming_omnivoice.engine.languages import resolve_language
-from wyoming_omnivoice.engine.layouts import natural_length
-from wyoming_omnivoice.engine.prompt import Prompt, PromptBuilder
-from wyoming_omnivoice.engine.reference import HOP_LENGTH, PreparedReference
-from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
-from wyoming_omnivoice.engine.text import chunk_text_punctuation
+from wyoming_omnivoice.engine.audio.reference import PreparedReference
+from wyoming_omnivoice.engine.constants import FRAME_RATE, HOP_LENGTH, MASK_ID, NUM_CODEBOOKS
+from wyoming_omnivoice.engine.forward.layouts import natural_length
+from wyoming_omnivoice.engine.prompt.builder import Prompt, PromptBuilder
+from wyoming_omnivoice.engine.prompt.duration import estimate_num_frames
+from wyoming_omnivoice.engine.prompt.instruct import normalize_instruct
+from wyoming_omnivoice.engine.prompt.languages import resolve_language
+from wyoming_omnivoice.engine.prompt.text_rules import chunk_text_punctuation
 
 #: Upstream chunks text whose estimate exceeds 30 s into pieces of about 15 s.
 CHUNK_THRESHOLD_FRAMES = 30 * FRAME_RATE

@@ -8,11 +8,10 @@ import time
 
 import numpy as np
 
-from wyoming_omnivoice.engine.postprocess import cross_fade_chunks, post_process
+from wyoming_omnivoice.engine.audio.postprocess import cross_fade_chunks, post_process
+from wyoming_omnivoice.engine.audio.vocoder import Vocoder, check_codes
+from wyoming_omnivoice.engine.constants import SAMPLE_RATE
 from wyoming_omnivoice.engine.synthesis_stats import SynthesisStats
-from wyoming_omnivoice.engine.vocoder import Vocoder, check_codes
-
-SAMPLE_RATE = 24000
 
 
 def render_batch(vocoder: Vocoder, codes: list[list[np.ndarray]],

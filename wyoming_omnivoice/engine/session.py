@@ -21,13 +21,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from wyoming_omnivoice.engine.decode_types import DecodeOptions, DecodeStats
+from wyoming_omnivoice.engine.audio.vocoder import Vocoder
+from wyoming_omnivoice.engine.decoding.decode_types import DecodeOptions, DecodeStats
+from wyoming_omnivoice.engine.decoding.stepping import DecodeState, Stepper, step_boundary
 from wyoming_omnivoice.engine.planning import Plan, SynthesisRequest, replan
-from wyoming_omnivoice.engine.prompt import PromptBuilder
+from wyoming_omnivoice.engine.prompt.builder import PromptBuilder
 from wyoming_omnivoice.engine.rendering import render_batch
-from wyoming_omnivoice.engine.stepping import DecodeState, Stepper, step_boundary
 from wyoming_omnivoice.engine.synthesis_stats import SynthesisStats
-from wyoming_omnivoice.engine.vocoder import Vocoder
 
 
 class _Decoder(Protocol):

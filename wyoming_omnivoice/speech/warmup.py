@@ -78,7 +78,6 @@ def warm_up_after_ready(worker: InferenceWorker, request: SynthesisRequest,
 
     def synthesize(engine: Engine) -> None:
         from wyoming_omnivoice.engine import return_freed_memory
-
         try:
             if engine.device == "cuda" or prefix_cache >= 2:
                 # One forward per length bucket (CUDA graphs), and the prefix-cache session.

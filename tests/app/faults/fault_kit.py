@@ -26,7 +26,7 @@ import soundfile as sf
 from conftest import READY_TIMEOUT_S, TINY_MODEL, ServerProcess, free_port, require_slow
 from fake_hub import FakeHub, Repo
 
-from wyoming_omnivoice.engine.model_files import CLONING_FILES, REQUIRED_FILES
+from wyoming_omnivoice.engine.store.model_files import CLONING_FILES, REQUIRED_FILES
 
 #: The tiny model's files (graphs, their weights, the tokenizer).
 MODEL_FILES = [name for name in (*REQUIRED_FILES, *CLONING_FILES)

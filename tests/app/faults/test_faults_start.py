@@ -117,7 +117,7 @@ def _cut(path: Path) -> None:
 
 
 def _prepared_is_whole(launch: Launch, log: str) -> None:
-    from wyoming_omnivoice.engine.prepared_store import find_prepared
+    from wyoming_omnivoice.engine.store.prepared_store import find_prepared
 
     folder = launch.notes["prepared"]
     assert isinstance(folder, Path) and launch.model_dir is not None

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.offline.fp16_calibrate import Fp16Report as Fp16Report
     from wyoming_omnivoice.engine.offline.fp16_calibrate import convert_to_fp16 as convert_to_fp16
     from wyoming_omnivoice.engine.offline.prepare import prepare_backbone as prepare_backbone
-    from wyoming_omnivoice.engine.prepared_store import NotPreparable as NotPreparable
+    from wyoming_omnivoice.engine.store.prepared_store import NotPreparable as NotPreparable
 
 
 __getattr__ = lazy_getattr(__name__, _PUBLIC, globals())

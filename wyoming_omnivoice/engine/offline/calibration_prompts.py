@@ -15,16 +15,15 @@ from pathlib import Path
 
 import numpy as np
 
-from wyoming_omnivoice.engine.duration import estimate_num_frames
-from wyoming_omnivoice.engine.instruct import normalize_instruct
-from wyoming_omnivoice.engine.languages import resolve_language
-from wyoming_omnivoice.engine.layouts import Batch
-from wyoming_omnivoice.engine.prompt import Prompt, PromptBuilder
-from wyoming_omnivoice.engine.scoring import MASK_ID, NUM_CODEBOOKS
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.constants import CODEBOOK_SIZE, MASK_ID, NUM_CODEBOOKS
+from wyoming_omnivoice.engine.forward.layouts import Batch
+from wyoming_omnivoice.engine.prompt.builder import Prompt, PromptBuilder
+from wyoming_omnivoice.engine.prompt.duration import estimate_num_frames
+from wyoming_omnivoice.engine.prompt.instruct import normalize_instruct
+from wyoming_omnivoice.engine.prompt.languages import resolve_language
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
 
 #: Codebook size of the audio tokens (ids 0..1023).
-CODEBOOK_SIZE = 1024
 
 
 @dataclass(frozen=True)

@@ -40,14 +40,14 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from wyoming_omnivoice.engine.external_data import load_external_tensor
 from wyoming_omnivoice.engine.offline.fused_layout import (
     BackboneLayout,
     LayoutNotFound,
     read_layout,
 )
-from wyoming_omnivoice.engine.probe import check_bidirectional
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
+from wyoming_omnivoice.engine.runtime.probe import check_bidirectional
+from wyoming_omnivoice.engine.store.external_data import load_external_tensor
 
 __all__ = ["LayoutNotFound", "build_fused", "build_probed", "repeat_kv_columns"]
 

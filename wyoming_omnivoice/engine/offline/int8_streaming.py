@@ -48,7 +48,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, external_data_helper, helper, numpy_helper
 
-from wyoming_omnivoice.engine.model_files import ModelError
+from wyoming_omnivoice.engine.store.model_files import ModelError
 
 #: onnx writes a tensor to the weights file when ``sys.getsizeof(raw_data)`` reaches this.
 SIZE_THRESHOLD = 1024

@@ -48,17 +48,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wyoming_omnivoice.atomic import atomic_write
-from wyoming_omnivoice.engine.external_data import load_external_tensors
-from wyoming_omnivoice.engine.model_files import ModelError, ModelPaths
-from wyoming_omnivoice.engine.precision import FUSED, VARIANTS
-from wyoming_omnivoice.engine.prepared_record import (
+from wyoming_omnivoice.engine.runtime.onnx_sessions import (
+    Graph,
+    choose_providers,
+    return_freed_memory,
+)
+from wyoming_omnivoice.engine.runtime.precision import FUSED, VARIANTS
+from wyoming_omnivoice.engine.runtime.probe import check_bidirectional
+from wyoming_omnivoice.engine.store.external_data import load_external_tensors
+from wyoming_omnivoice.engine.store.model_files import ModelError, ModelPaths
+from wyoming_omnivoice.engine.store.prepared_record import (
     GRAPH_FILE,
     INFO_FILE,
     file_records,
     fsync_dir,
     remove_folder,
 )
-from wyoming_omnivoice.engine.prepared_store import (
+from wyoming_omnivoice.engine.store.prepared_store import (
     PREPARE_VERSION,
     NotPreparable,
     PreparedBackbone,
@@ -69,8 +75,6 @@ from wyoming_omnivoice.engine.prepared_store import (
     source_of,
     variant_lock,
 )
-from wyoming_omnivoice.engine.probe import check_bidirectional
-from wyoming_omnivoice.engine.sessions import Graph, choose_providers, return_freed_memory
 
 if TYPE_CHECKING:
     import onnx
@@ -145,14 +149,14 @@ def rewrite_backbone(source: Path) -> tuple[onnx.ModelProto, dict[str, Any]]:
     published ``.data`` file (the graph alone is small: no 2 GB protobuf limit)."""
     import onnx
 
-    from wyoming_omnivoice.engine.graph_rewrite import strip_nan_guards
-    from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
-    from wyoming_omnivoice.engine.rotary_table import (
-        MAX_POSITIONS,
+    from wyoming_omnivoice.engine.constants import MAX_POSITIONS
+    from wyoming_omnivoice.engine.graphs.graph_rewrite import strip_nan_guards
+    from wyoming_omnivoice.engine.graphs.rotary_table import (
         RotaryChainNotFound,
         drop_unused_initializers,
         tabulate_rotary,
     )
+    from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
 
     try:
         model = onnx.load(str(source), load_external_data=False)
