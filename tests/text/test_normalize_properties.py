@@ -4,9 +4,10 @@ nothing (not even one that ``normalize_text`` would catch and log) and ends in b
 The inputs mix any Unicode character (surrogates, controls, every script) with the written
 forms the rules look for (numbers, separators, units, currencies, dates, times, ordinals,
 control syntax), and runs of those forms alone up to a few thousand characters: the shapes
-on which a regular expression backtracks. Each call runs under a watchdog (``signal.setitimer``; Python's regular
-expressions and pure-Python code stop for a signal) of many seconds, where a call takes
-milliseconds: a call that runs into it is pathological, whatever the machine.
+on which a regular expression backtracks. Each call runs under a watchdog
+(``signal.setitimer``; Python's regular expressions and pure-Python code stop for a signal)
+of many seconds, where a call takes milliseconds: a call that runs into it is
+pathological, whatever the machine.
 """
 
 from __future__ import annotations
