@@ -187,8 +187,9 @@ class Engine:
         ``prepack`` False (CPU) keeps onnxruntime from copying the backbone's weights into
         its packed layouts: they are used where they lie in its read-only memory map of the
         weights file (little anonymous memory; for one-off work such as canonical anchors).
-        ``host_text_table`` keeps the text-embedding table in host memory (0.6 GB of GPU
-        memory at the real size) with IO binding: see :mod:`.target_embeddings`.
+        ``host_text_table`` keeps the text-embedding table in host memory (0.31 GB of GPU
+        memory at the real size: float16 in the published file) with IO binding: see
+        :mod:`.target_embeddings`.
         ``device_loop`` (default: on CUDA) runs each step's selection on the device.
         """
         check_prefix_cache(prefix_cache)
