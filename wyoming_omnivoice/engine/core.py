@@ -35,6 +35,7 @@ from wyoming_omnivoice.engine.decoding.device_selection import selection_session
 from wyoming_omnivoice.engine.forward.iobinding import StepRunner
 from wyoming_omnivoice.engine.forward.layouts import BUCKETS, bucket_for, natural_length
 from wyoming_omnivoice.engine.forward.prefix_cache import CachedBackbone, check_prefix_cache
+from wyoming_omnivoice.engine.forward.row_check import check_backbone_rows
 from wyoming_omnivoice.engine.forward.target_embeddings import keep_text_table_on_host
 from wyoming_omnivoice.engine.loading import load_model_graphs
 from wyoming_omnivoice.engine.planning import (
@@ -114,8 +115,10 @@ class Engine:
         #: Where the time of the last :meth:`synthesize_batch` went (:mod:`.synthesis_stats`).
         self.last_synthesis = SynthesisStats()
         bucket_set = BUCKETS if use_buckets else None
+        #: Whether the backbone may run several rows per forward (:mod:`.row_check`).
+        self.row_check = check_backbone_rows(backbone, graphs.hidden_size, precision)
         runner = None
-        if on_cuda if io_binding is None else io_binding:
+        if (on_cuda if io_binding is None else io_binding) and self.row_check.ok:
             runner = StepRunner(graphs.embeddings, backbone, graphs.hidden_size,
                                 cuda_graph=backbone.cuda_graph, buckets=bucket_set or (),
                                 target_embeddings=graphs.target_embeddings)
@@ -125,6 +128,7 @@ class Engine:
             row_buckets=ROW_BUCKETS if backbone.cuda_graph and use_buckets else None,
             max_positions=graphs.max_positions, cached_backbone=self._cached_backbone,
         )
+        self.decoder.one_row = not self.row_check.ok
         if runner is not None and (on_cuda if device_loop is None else device_loop):
             # Scoring, selection and the token update on the device (:mod:`.device_selection`)
             self.decoder.selection_graph = partial(selection_session, graphs)
