@@ -94,8 +94,10 @@ class Engine:
         self.paths = paths
         #: The smallest target canvas decoded (see :data:`MIN_CANVAS_FRAMES`).
         self.min_canvas_frames = min_canvas_frames
-        #: The backbone variant in use (see :mod:`.precision`).
+        #: The backbone variant in use (see :mod:`.precision`), and why it is the published
+        #: one when another was asked for (None otherwise: :mod:`.loading`).
         self.precision = precision
+        self.precision_fallback = graphs.precision_fallback
         self.graphs = graphs
         started = time.perf_counter()
         self.prompts = PromptBuilder(paths.tokenizer)
