@@ -86,8 +86,8 @@ def load_model_graphs(
             fallback = _unavailable(asked, precision, f"{err}; tried again at the next start")
             precision = "published"
     preparing = time.perf_counter() - started
-    if cuda_graph is None:
-        cuda_graph = prepared is not None
+    if cuda_graph is None:  # capture needs the rotary table (no shape-derived compute)
+        cuda_graph = prepared is not None and prepared.max_positions is not None
     # The fused SkipSimplifiedLayerNormalization of CUDA returns zeros for large fp16
     # inputs (onnxruntime#29034); keep the fp16 backbone's RMSNorm unfused there.
     disabled = ("SkipLayerNormFusion",) if precision == "fp16" and \
