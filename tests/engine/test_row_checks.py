@@ -89,3 +89,26 @@ def test_a_vocoder_that_fails_with_two_rows_is_run_per_item(
     assert engine.vocoder_runner.last_stats.calls == [(1, 40), (1, 61)]
     for codes, wave in zip(items, waves, strict=True):
         np.testing.assert_array_equal(wave, engine.vocoder_runner.decode(codes))
+
+
+def test_a_prepared_backbone_keeps_its_outcome_for_the_next_load(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from wyoming_omnivoice.engine.forward import row_check
+
+    model = tmp_path / "tiny"
+    shutil.copytree(TINY_MODEL, model, ignore=shutil.ignore_patterns("prepared"))
+    first = Engine.load(model, device="cpu", precision="int8")
+    record = first.graphs.prepared.path.parent / row_check.RECORD
+    assert record.is_file() and first.row_check.ok
+
+    def not_again(*_args: object) -> None:
+        raise AssertionError("checked again")
+
+    monkeypatch.setattr(row_check, "_check", not_again)
+    again = Engine.load(model, device="cpu", precision="int8")
+    assert again.row_check == first.row_check
+    record.write_text(record.read_text().replace("int8|", "fp32|"))  # another key: stale
+    with pytest.raises(AssertionError, match="checked again"):
+        Engine.load(model, device="cpu", precision="int8")

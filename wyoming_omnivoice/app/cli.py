@@ -173,6 +173,23 @@ def start(config: Config) -> int:
     return code
 
 
+def check_model_files(config: Config) -> int:
+    """``--check-model``: the exit code of :func:`wyoming_omnivoice.engine.check_model`
+    (2 when the model folder cannot be had)."""
+    from wyoming_omnivoice.engine import check_model
+
+    try:
+        args = validate(config)
+        model_dir = startup.resolve_model_dir(args.model_dir, args.data_path, args.manifest,
+                                              include_cloning=False)
+    except StartupError as err:
+        sys.stderr.write(f"wyoming-omnivoice: error: {err}\n")
+        return 2
+    code: int = check_model(model_dir, device=args.device, precision=args.precision,
+                            cache_dir=args.data_path)
+    return code
+
+
 def run(argv: Sequence[str] | None = None) -> None:
     """Console entry point (``wyoming-omnivoice`` and ``python -m wyoming_omnivoice``)."""
     # onnxruntime otherwise writes a telemetry device id under ~/.cache/Microsoft; the server
@@ -184,6 +201,8 @@ def run(argv: Sequence[str] | None = None) -> None:
     _LOGGER.debug("Configuration: %s", config)
     if config.list_voices:  # no model, no server: the catalogue a start would serve
         sys.exit(list_voices(config.data_path, config.voices_file, config.voice))
+    if config.check_model:  # the model files as the engine would use them; no server
+        sys.exit(check_model_files(config))
     try:
         code = start(config)
     except StartupError as err:

@@ -35,7 +35,7 @@ from wyoming_omnivoice.engine.decoding.device_selection import selection_session
 from wyoming_omnivoice.engine.forward.iobinding import StepRunner
 from wyoming_omnivoice.engine.forward.layouts import BUCKETS, bucket_for, natural_length
 from wyoming_omnivoice.engine.forward.prefix_cache import CachedBackbone, check_prefix_cache
-from wyoming_omnivoice.engine.forward.row_check import check_backbone_rows
+from wyoming_omnivoice.engine.forward.row_check import check_graph_set_rows
 from wyoming_omnivoice.engine.forward.target_embeddings import keep_text_table_on_host
 from wyoming_omnivoice.engine.loading import load_model_graphs
 from wyoming_omnivoice.engine.planning import (
@@ -118,7 +118,7 @@ class Engine:
         self.last_synthesis = SynthesisStats()
         bucket_set = BUCKETS if use_buckets else None
         #: Whether the backbone may run several rows per forward (:mod:`.row_check`).
-        self.row_check = check_backbone_rows(backbone, graphs.hidden_size, precision)
+        self.row_check = check_graph_set_rows(graphs, precision)
         runner = None
         if (on_cuda if io_binding is None else io_binding) and self.row_check.ok:
             runner = StepRunner(graphs.embeddings, backbone, graphs.hidden_size,
