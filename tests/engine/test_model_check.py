@@ -61,14 +61,14 @@ def test_a_graph_that_fails_with_two_rows_is_a_problem(graph: str, found: str,
 def test_a_variant_that_cannot_be_prepared_is_a_problem(tmp_path: Path) -> None:
     model = tmp_path / "tiny"
     shutil.copytree(TINY_MODEL, model, ignore=shutil.ignore_patterns("prepared", BACKBONE + "*"))
-    for path in (FIXTURES / "models" / "export_routes" / "dynamo-plain").iterdir():
-        shutil.copy(path, model / path.name)  # its weights pass through Transpose nodes
-    code, lines = run_check(model, tmp_path, precision="int8")
+    for path in (FIXTURES / "models" / "export_routes" / "legacy").iterdir():
+        shutil.copy(path, model / path.name)  # its attention scales q and k apart
+    code, lines = run_check(model, tmp_path, precision="fp32-fused")
     assert code == 1
-    assert "  int8: no MatMul reads its weight from an initializer (not preparable)" in lines
+    assert "  fused: not preparable (the attention scores have no scale)" in lines
     (problem,) = [line for line in lines if line.startswith("PROBLEM")]
-    assert problem.startswith("PROBLEM: the engine does not load: --precision int8: the int8 "
-                              "backbone cannot be prepared from this model")
+    assert problem.startswith("PROBLEM: the engine does not load: --precision fp32-fused: the "
+                              "fp32-fused backbone cannot be prepared from this model")
 
 
 def test_a_wrong_input_type_is_a_problem(tmp_path: Path) -> None:

@@ -10,7 +10,9 @@ by the TorchScript exporter differs in ways that change no value:
   ``ReduceMean``'s axes, ``CastLike`` of a constant), and ``Identity`` nodes.
 
 :func:`canonicalize` removes those (exact: the same values reach every reader), and says
-what it removed.
+what it removed. :func:`transposed_weights` finds the weights that dynamo without the
+optimizer transposes at run time (``MatMul(x, Transpose(W))``: the int8 variant quantizes
+them transposed).
 """
 
 from __future__ import annotations
@@ -103,3 +105,23 @@ def canonicalize(model: onnx.ModelProto) -> dict[str, int]:
         graph.node.extend(kept)
         del graph.value_info[:]
     return removed
+
+
+def transposed_weights(graph: onnx.GraphProto) -> dict[str, str]:
+    """``Transpose(W, perm=[1, 0])`` outputs of initializers ``W`` read only as MatMul
+    weights (``x @ W.T`` in an export without constant folding) -> ``W``."""
+    initializers = {t.name for t in graph.initializer}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    found = {}
+    for node in graph.node:
+        perm = [list(a.ints) for a in node.attribute if a.name == "perm"]
+        if node.op_type != "Transpose" or perm != [[1, 0]] or node.input[0] not in initializers:
+            continue
+        out = node.output[0]
+        if readers.get(out) and all(r.op_type == "MatMul" and r.input[1] == out != r.input[0]
+                                    for r in readers[out]):
+            found[out] = node.input[0]
+    return found
