@@ -170,8 +170,7 @@ class _Plan:
         self.initializers = {t.name: t for t in graph.initializer}
         self.types = {v.name: v for v in (*graph.value_info, *graph.output, *graph.input)}
         self.produced = {out for node in graph.node for out in node.output}
-        #: value -> (quantized, scale, zero point) names; quantized weight -> (source weight,
-        #: column scales, transposed), written later
+        #: value -> its (quantized, scale, zero point); pending: (source, scales, transposed)
         self.quantized: dict[str, tuple[str, str, str]] = {}
         self.pending: dict[str, tuple[TensorProto, np.ndarray, bool]] = {}
         self.new_nodes: list[onnx.NodeProto] = []
