@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from wyoming_omnivoice.anchors.plan import anchor_maker
 from wyoming_omnivoice.app import startup
@@ -128,7 +129,8 @@ def start(config: Config) -> int:
         SpeechSettings(sample_rate=engine.sample_rate,
                        max_text_length=args.max_text_length,
                        max_concurrent=args.max_concurrent,
-                       first_clause=not args.whole_first_sentence),
+                       first_clause=not args.whole_first_sentence,
+                       model_notes=model_notes(engine)),
         demand=demand)
     context = WyomingContext(
         service=service,
@@ -171,6 +173,18 @@ def start(config: Config) -> int:
             sys.stdout.flush()
             os._exit(code)
     return code
+
+
+def model_notes(engine: Any) -> tuple[str, ...]:
+    """How the engine runs other than intended, one line each (the studio's /api/info)."""
+    notes = []
+    fallback = getattr(engine, "precision_fallback", None)
+    if fallback:
+        notes.append(f"backbone: published, {fallback}")
+    rows = getattr(engine, "row_check", None)
+    if rows is not None and not rows.ok:
+        notes.append(f"backbone: one row per forward, {rows.reason}")
+    return tuple(notes)
 
 
 def check_model_files(config: Config) -> int:
