@@ -18,7 +18,12 @@ from wyoming_omnivoice import __version__
 from wyoming_omnivoice.anchors.lazy import DEFAULT_PRELOAD, preload_languages
 from wyoming_omnivoice.engine import PRECISIONS, default_num_steps, default_precision
 from wyoming_omnivoice.web.options import INGRESS_PROXY, TOKEN_ENV
-from wyoming_omnivoice.wyoming_protocol.gap_guard import DEFAULT_MAX_GAP_S, max_gap_seconds
+from wyoming_omnivoice.wyoming_protocol.gap_guard import (
+    DEFAULT_LEAD_IN_MS,
+    DEFAULT_MAX_GAP_S,
+    lead_in_ms,
+    max_gap_seconds,
+)
 
 DEFAULT_URI = "tcp://0.0.0.0:10200"
 DEFAULT_VOICE = "en-female-young"
@@ -146,6 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="longest a client waits with nothing to play: while a piece of a reply is "
              "still decoding, short silences are sent inside the audio cycle (satellites "
              f"drop or wedge after 5 s); 0 turns this off (default: {DEFAULT_MAX_GAP_S:g})")
+    parser.add_argument(
+        "--lead-in-ms", type=lead_in_ms, default=DEFAULT_LEAD_IN_MS, metavar="MS",
+        help="silence before each reply's first audio (a stream's: its first sentence's "
+             "only), for satellites whose speaker wakes late and clips the first word; 0 "
+             f"turns it off (default: {DEFAULT_LEAD_IN_MS})")
     parser.add_argument(
         "--whole-first-sentence", action="store_true",
         help="decode a long first sentence whole instead of starting the audio with its "
