@@ -1,5 +1,6 @@
-"""What the studio's /api/info says when the engine runs the model other than intended:
-the published backbone in place of the variant ``auto`` chose, one row per forward."""
+"""What ``/health`` and the studio's /api/info say when the engine runs the model other
+than intended: the published backbone in place of the variant ``auto`` chose, one row per
+forward."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from conftest import TINY_MODEL
 
 from wyoming_omnivoice import Engine
 from wyoming_omnivoice.app.cli import model_notes
+from wyoming_omnivoice.app.startup_status import StartupStatus
 
 
 def test_an_engine_as_intended_has_no_notes() -> None:
@@ -30,3 +32,11 @@ def test_the_fallbacks_are_noted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         "backbone: one row per forward, a padded two-row backbone forward failed "
         f"({notes[1].split('failed (', 1)[1]}")
     assert "Reshape" in notes[1] or "reshape" in notes[1]
+
+
+def test_health_carries_the_notes() -> None:
+    status = StartupStatus()
+    assert status.health()["model_notes"] == []
+    status.model_notes = ("backbone: published, the int8 backbone could not be prepared: x",)
+    status.ready()
+    assert status.health()["model_notes"] == list(status.model_notes)

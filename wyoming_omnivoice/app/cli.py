@@ -114,6 +114,7 @@ def _start(args: Config, timing: StartupTiming, status: StartupStatus, web: WebO
                                  allow_tf32=args.allow_tf32, cache_dir=data_dir,
                                  prefix_cache=args.prefix_cache)
     timing.mark("engine", engine.load_seconds)
+    status.model_notes = model_notes(engine)
     status.enter("voices")
     options = DecodeOptions(num_step=args.num_steps_on(engine.device),
                             guidance_scale=args.guidance_scale)
