@@ -86,6 +86,7 @@ async def get_info(request: web.Request) -> web.Response:
     return web.json_response({
         "version": __version__, "sample_rate": studio.speech.sample_rate,
         "default_voice": studio.speech.default_voice, "ingress": options.ingress,
+        "model_notes": list(studio.speech.model_notes),
         "token_required": options.token is not None and not options.ingress,
         "limits": dataclasses.asdict(options.limits)})
 
