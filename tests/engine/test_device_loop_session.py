@@ -5,10 +5,10 @@ a running decode at different steps, and whole batches, get exactly the host loo
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import TINY_MODEL
 from ort_calls import OrtCalls, counting
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
@@ -27,14 +27,14 @@ REQUESTS = [
 
 
 @pytest.fixture(scope="module")
-def host_engine() -> Engine:
-    return Engine.load(TINY_MODEL, device="cpu")
+def host_engine(tiny_model: Path) -> Engine:
+    return Engine.load(tiny_model, device="cpu")
 
 
 @pytest.fixture(scope="module")
-def device_engine() -> Engine:
+def device_engine(tiny_model: Path) -> Engine:
     """CUDA's code path on the CPU provider: IO binding, buckets, the device loop."""
-    return Engine.load(TINY_MODEL, device="cpu", io_binding=True, buckets=True,
+    return Engine.load(tiny_model, device="cpu", io_binding=True, buckets=True,
                        device_loop=True)
 
 

@@ -66,6 +66,10 @@ class StudioSpeech:
     def default_voice(self) -> str:
         return self.voices.default_voice
 
+    @property
+    def model_notes(self) -> tuple[str, ...]:
+        return self.service.settings.model_notes
+
     def route(self, wish: VoiceWish) -> VoicePreset:
         return self.service.route(wish)
 
