@@ -131,6 +131,9 @@ def anchor_request(preset: VoicePreset) -> SynthesisRequest:
 #: The label of the anchors' progress lines (here and in the background builder):
 #: ``Voice anchors: 3 of 14 built (21 %), 20.1 s per anchor, about 4 min left``.
 PROGRESS_LABEL = "Voice anchors"
+#: A progress line after every anchor made ("Voice anchors: 3 of 14 built"): each one takes
+#: seconds, tens of seconds on a CPU at the real size, so the lines come no faster than that.
+ANCHOR_LINES_S = 0.0
 
 
 def _digest(material: dict[str, Any]) -> str:
@@ -330,7 +333,8 @@ class AnchorCache:
                          len(anchors), size, self.directory)
         # The background builder counts over all its batches: its own progress, not this.
         work = Progress(ANCHORS, PROGRESS_LABEL, len(missing), unit="built", item="anchor",
-                        logger=_LOGGER) if missing and log_progress else None
+                        interval_s=ANCHOR_LINES_S, logger=_LOGGER
+                        ) if missing and log_progress else None
         with work or contextlib.nullcontext():
             for start in range(0, len(missing), size):
                 group = missing[start:start + size]

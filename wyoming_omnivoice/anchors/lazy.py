@@ -31,7 +31,13 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.anchors.cache import PROGRESS_LABEL, SERVING_KIND, Anchor, AnchorCache
+from wyoming_omnivoice.anchors.cache import (
+    ANCHOR_LINES_S,
+    PROGRESS_LABEL,
+    SERVING_KIND,
+    Anchor,
+    AnchorCache,
+)
 from wyoming_omnivoice.anchors.maker import AnchorMaker
 from wyoming_omnivoice.engine import return_freed_memory, strict_language
 from wyoming_omnivoice.errors import one_line
@@ -182,7 +188,7 @@ class AnchorBuilder:
     def _run_background(self) -> None:
         total = self.background_left
         with Progress(ANCHORS, PROGRESS_LABEL, total, unit="built", item="anchor",
-                      logger=_LOGGER) as work:
+                      interval_s=ANCHOR_LINES_S, logger=_LOGGER) as work:
             while True:
                 group = [preset for preset in self._background
                          if preset.name not in self._anchors and preset.name not in self._failed
