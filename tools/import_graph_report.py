@@ -181,7 +181,7 @@ def room_of(module: str) -> str:
     if parts[0] == "server":
         return "app" if parts[-1] in OLD_SERVER_SHELL else "wyoming_protocol"
     if parts[0] == "engine":
-        if len(parts) > 2 and parts[1] in ENGINE_FOLDERS or name == "engine.constants":
+        if (len(parts) > 2 and parts[1] in ENGINE_FOLDERS) or name == "engine.constants":
             return f"engine.{parts[1]}"
         return "engine"
     return parts[0]
