@@ -14,12 +14,21 @@ worker's schedulers (:mod:`.step_scheduler`, :mod:`.batch_scheduler`) take work 
   :meth:`~JobQueue.run_call` for a call; :meth:`~JobQueue.close` when the thread dies (every
   job and call left, for their waiters to learn it).
 
+A job that has something to do on the worker's thread before it decodes (``Job.prepare``:
+its voice's anchor, built in the request's own job) waits in the queue, not ready, with an
+urgent call that prepares it: the call runs by the urgent calls' rules (when no request
+decodes, before the jobs queued; :meth:`~JobQueue.call_due`), and the job is taken once it
+is ready. A preparation that needs what the background call running now makes
+(``AfterBackground``) runs again as soon as that call has ended
+(:meth:`~JobQueue.background_ended`).
+
 The worker's counters (batches, jobs done, the largest batch, calls done) live here too
 (:class:`WorkerCounts`), so each scheduler keeps them the same way.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import logging
 import threading
@@ -30,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from wyoming_omnivoice.speech.jobs import Audio, BusyError, Call, Job, WorkerStoppedError, resolve
+from wyoming_omnivoice.voices.engine_thread import AfterBackground
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import Engine
@@ -89,6 +99,8 @@ class JobQueue:
         self._taken: list[Job] = []
         #: Calls running now (a background call's decode runs urgent ones at its steps).
         self._running_calls: list[Call] = []
+        #: Preparations that run again once the background call running now has ended.
+        self._after_background: list[Call] = []
         self._accepting = False
         self._stopping = False
 
@@ -127,6 +139,8 @@ class JobQueue:
                 raise BusyError(
                     f"the server is busy ({self.max_queued} synthesis jobs queued or running)")
             self._pending.append(job)
+            if job.prepare is not None:
+                self._calls.append(self._preparation(job))
             self.changed.notify()
 
     def put_call(self, call: Call) -> None:
@@ -147,6 +161,7 @@ class JobQueue:
             self._pending.clear()
             self._calls.clear()
             self._background.clear()
+            self._after_background.clear()
             self.changed.notify_all()
         return jobs, calls
 
@@ -161,6 +176,7 @@ class JobQueue:
             self._pending.clear()
             self._calls.clear()
             self._background.clear()
+            self._after_background.clear()
             self._running_calls = []
         return jobs, calls
 
@@ -172,8 +188,11 @@ class JobQueue:
 
     @property
     def waiting(self) -> int:
-        """Jobs waiting (hold :attr:`changed`)."""
-        return len(self._pending)
+        """Jobs waiting and ready to decode (hold :attr:`changed`)."""
+        return len(self._ready())
+
+    def _ready(self) -> list[Job]:
+        return [job for job in self._pending if job.prepare is None]
 
     @property
     def has_calls(self) -> bool:
@@ -193,13 +212,13 @@ class JobQueue:
         batch holds), wait up to ``batch_window_s`` for theirs, so they share one decode."""
         with self.changed:
             if self.batch_window_s <= 0 or \
-                    len(self._pending) >= min(self.max_batch, self.in_flight()):
+                    self.waiting >= min(self.max_batch, self.in_flight()):
                 return
             _LOGGER.debug("Batch window: %d job(s) queued, waiting up to %.1f ms for the "
-                          "other requests in flight", len(self._pending),
+                          "other requests in flight", self.waiting,
                           self.batch_window_s * 1000)
             deadline = time.monotonic() + self.batch_window_s
-            while len(self._pending) < min(self.max_batch, self.in_flight()):
+            while self.waiting < min(self.max_batch, self.in_flight()):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or self._stopping:
                     break
@@ -207,9 +226,12 @@ class JobQueue:
             self.drop_cancelled()
 
     def take(self, count: int) -> list[Job]:
-        """Up to ``count`` waiting jobs, oldest first; they are taken until :meth:`done`."""
+        """Up to ``count`` waiting jobs that are ready, oldest first; they are taken until
+        :meth:`done`."""
         with self.changed:
-            jobs = [self._pending.popleft() for _ in range(min(count, len(self._pending)))]
+            jobs = self._ready()[:count]
+            for job in jobs:
+                self._pending.remove(job)
             self._taken += jobs
             return jobs
 
@@ -227,6 +249,41 @@ class JobQueue:
         with self.changed:
             return bool(self._calls) and \
                 time.monotonic() - self._calls[0].submitted_at > self.call_max_wait_s
+
+    def background_ended(self) -> None:
+        """The background call has ended: the preparations that waited for it come first."""
+        with self.changed:
+            self._calls.extendleft(reversed(self._after_background))
+            self._after_background = []
+            self.changed.notify_all()
+
+    def _preparation(self, job: Job) -> Call:
+        """The urgent call that makes ``job`` ready (see the module docstring)."""
+        return Call(run=lambda engine: self._prepare(job, engine),
+                    future=concurrent.futures.Future())
+
+    def _prepare(self, job: Job, engine: Engine) -> None:
+        prepare = job.prepare
+        if prepare is None or job.cancelled:
+            return
+        try:
+            request = prepare(engine, job.request)
+        except AfterBackground:
+            with self.changed:
+                self._after_background.append(self._preparation(job))
+            return
+        except Exception as err:
+            with self.changed:
+                if job not in self._pending:
+                    return  # dropped meanwhile (stopping)
+                self._pending.remove(job)
+            report_failure(err)
+            self.deliver(job, error=err)
+            return
+        with self.changed:
+            job.request = request
+            job.prepare = None
+            self.changed.notify_all()
 
     # ---- the worker thread -------------------------------------------------------------
 

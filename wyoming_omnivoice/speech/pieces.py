@@ -6,7 +6,8 @@ pieces, and makes them itself: each piece of text is an :class:`AudioPiece`
 (:meth:`Speech.say`, :meth:`Speech.say_sentence`, or sentence by sentence from streamed
 text: :meth:`Speech.add_text`, :meth:`Speech.finish_text`) whose task
 (:meth:`Speech._produce`) plans it, builds its engine request on the text thread and
-submits it to the worker: the pieces of one request are decoded in order, piece N+1
+submits it to the worker (a voice's anchor still to build is built in that job, on the
+worker's thread): the pieces of one request are decoded in order, piece N+1
 submitted once piece N was taken by the worker. How much text each piece speaks is paced
 (:meth:`Speech.plan`, :mod:`.pacing`); a piece whose text an earlier one speaks is
 *absorbed* (its audio is empty). :meth:`Speech.close` frees the slot; :meth:`Speech.cancel`
@@ -23,11 +24,14 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from wyoming_omnivoice.speech.admission import Demand, RequestSlots
 from wyoming_omnivoice.speech.errors import check_text_length
+from wyoming_omnivoice.speech.jobs import Job
 from wyoming_omnivoice.speech.pacing import (
     PlannedPiece,
     PlayClock,
@@ -46,6 +50,10 @@ from wyoming_omnivoice.speech.worker import InferenceWorker
 from wyoming_omnivoice.text.prepare import feed, prepare_streamed_sentence
 from wyoming_omnivoice.text.sentences import SentenceSplitter
 from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.voices.library import VoiceLibrary
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice import SynthesisRequest
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -60,6 +68,8 @@ class PieceTools:
     make_request: RequestBuilder
     slots: RequestSlots
     demand: Demand
+    #: The voices served: a voice's anchor still to build is built in the request's job.
+    voices: VoiceLibrary
 
 
 class AudioPiece:
@@ -165,7 +175,7 @@ class Speech:
                 request = self.override.apply(request)
             if not self.active:
                 raise asyncio.CancelledError
-            job = tools.worker.submit(request)
+            job = self._submit(request)
             await asyncio.wait([job.started])
             predicted.started = time.monotonic()
             self.planned = predicted
@@ -179,6 +189,14 @@ class Speech:
         finally:
             if not started.done():
                 started.set_result(None)
+
+    def _submit(self, request: SynthesisRequest) -> Job:
+        """``request`` to the worker: once, with the building of its voice's anchor in its
+        own job when the anchor is still to build (and the request has no other reference)."""
+        worker, voices = self._tools.worker, self._tools.voices
+        if voices.anchor_missing(self.voice) and request.ref_codes is None:
+            return worker.submit(request, prepare=partial(voices.with_anchor, self.voice))
+        return worker.submit(request)
 
     def plan(self, piece: AudioPiece) -> tuple[str, PlannedPiece]:
         """The text ``piece`` speaks: its own and the waiting pieces after it that this host

@@ -76,7 +76,7 @@ class SpeechService:
         #: Requests with a piece queued or decoding (the worker's batch window reads it).
         self.demand = demand if demand is not None else Demand()
         self._tools = PieceTools(settings, worker, self.text, make_request, self.slots,
-                                 self.demand)
+                                 self.demand, voices)
         #: Set on SIGTERM/SIGINT: requests in progress finish, new ones are refused.
         self.draining = False
 

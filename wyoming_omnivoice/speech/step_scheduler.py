@@ -217,6 +217,7 @@ class StepScheduler:
                 self.queue.run_call(call, self.engine)
         finally:
             self.in_background = False
+        self.queue.background_ended()
 
     def _fail(self, job: Job, err: Exception) -> None:
         report_failure(err)

@@ -56,6 +56,7 @@ from wyoming_omnivoice.speech.jobs import (
     BusyError,
     Call,
     Job,
+    Prepare,
     WorkerStoppedError,
     resolve,
 )
@@ -193,11 +194,12 @@ class InferenceWorker:
 
     # ---- other threads ---------------------------------------------------------------
 
-    def submit(self, request: SynthesisRequest) -> Job:
-        """Queue a request (call from the event loop thread)."""
+    def submit(self, request: SynthesisRequest, *, prepare: Prepare | None = None) -> Job:
+        """Queue a request (call from the event loop thread). ``prepare``: what its job does
+        on the worker's thread before it decodes (its voice's anchor built and put in)."""
         loop = asyncio.get_running_loop()
         job = Job(request=request, loop=loop, future=loop.create_future(),
-                  started=loop.create_future())
+                  started=loop.create_future(), prepare=prepare)
         self.queue.put(job)
         self._interrupt_background()
         return job

@@ -64,19 +64,34 @@ class VoiceAssets:
     builder: AnchorBuilder | None = None
 
     def anchor_for(self, preset: VoicePreset) -> Anchor | None:
+        """The voice's anchor, built now when it was not preloaded (blocks the caller)."""
         anchor = self.anchors.get(preset.name)
         if anchor is None and preset.uses_anchor and self.builder is not None:
             anchor = self.builder.get(preset)
         return anchor
 
+    def anchor_missing(self, preset: VoicePreset) -> bool:
+        """A designed voice whose anchor is still to be built (on first use)."""
+        return self.builder is not None and self.builder.worker is not None \
+            and preset.name not in self.anchors and self.builder.missing(preset)
+
+    def anchor_on(self, engine: Engine, preset: VoicePreset) -> Anchor | None:
+        """On the engine's thread: the voice's anchor, built now with ``engine`` when it is
+        missing (``AfterBackground`` while the background batch running now makes it)."""
+        anchor = self.anchors.get(preset.name)
+        if anchor is None and preset.uses_anchor and self.builder is not None:
+            anchor = self.builder.anchor_on(engine, preset)
+        return anchor
+
     def voice_part(self, preset: VoicePreset) -> VoicePart:
-        """The voice's design and reference (an anchor built now when it was not
-        preloaded: never on the event loop)."""
+        """The voice's design and reference. An anchor not preloaded is built now before the
+        worker runs (never on the event loop); once it runs, it is left out, for the
+        request's own job to build (:meth:`anchor_missing`, :meth:`anchor_on`)."""
         prompt = self.prompts.get(preset.name)
         if prompt is not None:
             return VoicePart(preset.instruct, preset.speed, prompt.codes, prompt.text,
                              prompt.rms)
-        anchor = self.anchor_for(preset)
+        anchor = None if self.anchor_missing(preset) else self.anchor_for(preset)
         if anchor is not None:
             return VoicePart(preset.instruct, preset.speed, anchor.codes, anchor.text)
         return VoicePart(preset.instruct, preset.speed)
