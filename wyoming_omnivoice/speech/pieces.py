@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from wyoming_omnivoice.speech.admission import Demand, RequestSlots
+from wyoming_omnivoice.speech.admission import Demand, RequestSlots, WaitingLine
 from wyoming_omnivoice.speech.errors import check_text_length
 from wyoming_omnivoice.speech.jobs import Job
 from wyoming_omnivoice.speech.pacing import (
@@ -97,8 +97,11 @@ class Speech:
 
     def __init__(self, tools: PieceTools, voice: VoicePreset, *, ssml: bool,
                  streamed: bool, override: Override | None = None,
-                 clock: PlayClock | None = None, language: str | None = None) -> None:
+                 clock: PlayClock | None = None, language: str | None = None,
+                 line: WaitingLine | None = None) -> None:
         self._tools = tools
+        #: The line whose turn this request holds until it closes (the HTTP side's).
+        self._line = line
         #: When the client runs out of audio (None: not paced, e.g. a whole-text request).
         self.clock = clock
         #: What the pacing predicted for the piece the worker took last.
@@ -271,3 +274,5 @@ class Speech:
         if not self._closed:
             self._closed = True
             self._tools.slots.release(self)
+            if self._line is not None:
+                self._line.leave()
