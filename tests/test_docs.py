@@ -24,7 +24,7 @@ README_MAX_LINES = 300
 PAGES_WRITTEN_ELSEWHERE = {"docs/gpu.md", "docs/deployment.md", "docs/first-minutes.md"}
 
 TOP_FOLDERS = ("wyoming_omnivoice", "tests", "tests_ha", "docs", "benchmarks", "tools",
-               "docker", "deploy", "config", ".ci")
+               "docker", "deploy", "config", ".ci", ".github")
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)"      # [text](target)
                   r"|<img [^>]*src=\"([^\"]+)\""          # <img src="...">
                   r"|!\[[^\]]*\]\(([^)\s]+)\)")           # ![alt](image)

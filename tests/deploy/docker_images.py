@@ -24,19 +24,13 @@ The steps (docs/deployment.md, "Building the images without a registry"):
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,11 +61,15 @@ RUN printf '[global]\\ncert = /etc/ssl/certs/ca-certificates.crt\\n' > /etc/pip.
 #:   process already has it;
 #: - s6-overlay's ``/init`` and s6-rc (the ``omnivoice`` longrun, its ``finish``, the
 #:   ``discovery`` oneshot): not stood in; the container runs the start script itself;
-#: - bashio (used by ``discovery`` only, to reach the Supervisor): not installed.
+#: - bashio: not installed (the add-on's scripts do not use it).
+#:
+#: It carries the label ``STAND_IN_LABEL`` so that it is never taken for the real one.
 ADDON_RELEASE = "trixie"
-ADDON_BASE_DOCKERFILE = """\
+STAND_IN_LABEL = "org.wyoming-omnivoice.stand-in"
+ADDON_BASE_DOCKERFILE = f"""\
 ARG BASE
-FROM ${BASE}
+FROM ${{BASE}}
+LABEL {STAND_IN_LABEL}=true
 RUN apt-get update \\
     && apt-get install -y --no-install-recommends ca-certificates \\
     && rm -rf /var/lib/apt/lists/*
@@ -101,16 +99,17 @@ def docker_client() -> str | None:
 
 
 def docker(*args: str, check: bool = True, timeout: float = 600,
-           stdin: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the docker client (``stdin``: a file fed to it); on failure (``check``) raise
-    with its output."""
+           stdin: Path | None = None, cwd: Path | None = None
+           ) -> subprocess.CompletedProcess[str]:
+    """Run the docker client (``stdin``: a file fed to it, ``cwd``: where); on failure
+    (``check``) raise with its output."""
     client = docker_client()
     if client is None:
         raise RuntimeError("no docker client installed")
     env = dict(os.environ, DOCKER_BUILDKIT="1")
     with open(stdin or os.devnull, "rb") as source:
         result = subprocess.run([client, *args], stdin=source, capture_output=True,
-                                text=True, timeout=timeout, env=env)
+                                text=True, timeout=timeout, env=env, cwd=cwd)
     if check and result.returncode != 0:
         raise RuntimeError(f"docker {' '.join(args[:3])} failed ({result.returncode}):\n"
                            f"{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
@@ -194,32 +193,37 @@ def addon_base(ca_bundle: Path = HOST_CA_BUNDLE) -> str:
                              ca_bundle)
 
 
-@contextmanager
-def served_wheel(repo: Path) -> Iterator[str]:
-    """This checkout's wheel served on loopback: a pip requirement for it, such as the
-    add-on's ``WYOMING_OMNIVOICE_PIP`` build argument takes (a build with
-    ``network_host``, which sees the host's loopback)."""
-    with tempfile.TemporaryDirectory() as folder:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", str(repo), "--no-deps",
-             "--no-build-isolation", "--quiet", "--wheel-dir", folder],
-            check=True, capture_output=True, text=True, timeout=600)
-        (wheel,) = Path(folder).glob("wyoming_omnivoice-*.whl")
-        handler = functools.partial(_QuietHandler, directory=folder)
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            port = server.server_address[1]
-            yield f"wyoming-omnivoice[cpu] @ http://127.0.0.1:{port}/{wheel.name}"
-        finally:
-            server.shutdown()
-            server.server_close()
+def stand_in_as(stand_in: str, name: str) -> None:
+    """Tag the stand-in base under the real base's name (build.yaml's ``build_from``), so
+    that the add-on builds with that name unchanged: without ``--pull`` BuildKit takes a
+    local image of the name. Never over a real image of that name (one without the
+    stand-in's label): the add-on image test runs the start script without s6's ``/init``,
+    which only the stand-in allows."""
+    found = docker("image", "inspect", "--format",
+                   f'{{{{index .Config.Labels "{STAND_IN_LABEL}"}}}}', name,
+                   check=False, timeout=60)
+    if found.returncode == 0 and found.stdout.strip() != "true":
+        raise RuntimeError(f"{name} here is not the stand-in (no {STAND_IN_LABEL} label): "
+                           "remove it (docker image rm) to run the add-on image test")
+    docker("tag", stand_in, name, timeout=60)
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+def supervisor_build(command: list[str], context: Path, *, timeout: float = 1800) -> Built:
+    """Run the Supervisor's ``docker buildx build ...`` in ``context``, as the Debian client
+    can: ``docker build`` with BuildKit (same flags; Debian packages no buildx plugin), and
+    without ``--pull``, which would fetch the base from its registry (out of reach here)
+    instead of the stand-in tagged under its name."""
+    if command[:3] != ["docker", "buildx", "build"]:
+        raise ValueError(f"not a buildx build: {command[:3]}")
+    args = ["build", *(word for word in command[3:] if word != "--pull")]
+    tag = command[command.index("--tag") + 1]
+    before = _image_id(tag)
+    start = time.monotonic()
+    docker(*args, timeout=timeout, cwd=context)
+    seconds = time.monotonic() - start
+    if before and before != _image_id(tag):
+        docker("image", "rm", before, check=False, timeout=120)
+    return Built(tag, seconds, image_size(tag))
 
 
 @dataclass
@@ -252,6 +256,12 @@ def build(dockerfile: Path, tag: str, context: Path, build_args: dict[str, str],
 def _image_id(tag: str) -> str:
     result = docker("image", "inspect", "--format", "{{.Id}}", tag, check=False, timeout=60)
     return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def bridge_gateway() -> str:
+    """The host's address on Docker's default bridge (``host-gateway`` in a container)."""
+    return docker("network", "inspect", "--format", "{{(index .IPAM.Config 0).Gateway}}",
+                  "bridge").stdout.strip()
 
 
 def container_state(container: str) -> dict[str, object]:

@@ -1,11 +1,9 @@
-"""The Home Assistant add-on folder: config checked like the Supervisor does, run script tested.
+"""The Home Assistant add-on folder: its config as the Supervisor reads it, its build, its
+services wired, its start script run.
 
-The Supervisor skips an add-on whose config.yaml it cannot validate (it only logs a
-warning), so the rules below are checked here. They follow the add-on configuration
-documentation and the Supervisor's config validation: required keys and their types, the
-allowed values of the enumerations, the port and map formats, and the option schema
-language (``str``, ``bool``, ``int(min,max)``, ``float(min,max)``, ... with an optional
-trailing ``?``), with every option default matching its schema type and range.
+The Supervisor's rules live in ``tools/release/supervisor_schema.py`` (written down from its
+source) and are tested with broken files in ``test_addon_repository.py``; here the add-on's
+own files must pass them and say what the add-on needs.
 """
 
 from __future__ import annotations
@@ -21,53 +19,13 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.deploy.supervisor_stand_in import SupervisorStandIn
+from tools.release import addon_folder, check
+from tools.release import supervisor_schema as schema
+
 ADDON = Path(__file__).resolve().parents[2] / "docker" / "addon"
 S6 = ADDON / "rootfs" / "etc" / "s6-overlay" / "s6-rc.d"
 RUN_SCRIPT = S6 / "omnivoice" / "run"
-
-REQUIRED = {"name": str, "version": str, "slug": str, "description": str, "arch": list}
-ARCHES = {"aarch64", "amd64", "armhf", "armv7", "i386"}
-BOOLEAN_KEYS = {
-    "init", "advanced", "ingress", "ingress_stream", "panel_admin", "host_network", "host_pid",
-    "host_ipc", "host_uts", "host_dbus", "udev", "tmpfs", "apparmor", "full_access", "audio",
-    "video", "gpio", "usb", "uart", "devicetree", "kernel_modules", "realtime", "hassio_api",
-    "homeassistant_api", "stdin", "legacy", "docker_api", "auth_api", "journald",
-}
-STRING_KEYS = {
-    "url", "webui", "watchdog", "ingress_entry", "panel_icon", "panel_title", "homeassistant",
-    "image", "backup_pre", "backup_post", "restore_pre", "restore_post", "hassio_role",
-}
-ENUMS = {
-    "startup": {"initialize", "system", "services", "application", "once"},
-    "boot": {"auto", "manual", "manual_only"},
-    "stage": {"stable", "experimental", "deprecated"},
-    "backup": {"hot", "cold"},
-}
-LIST_OF_STR_KEYS = {"discovery", "backup_exclude", "devices", "machine", "services", "privileged"}
-OTHER_KEYS = {
-    "ports", "ports_description", "map", "environment", "options", "schema", "timeout",
-    "ingress_port", "ulimits", "breaking_versions",
-}
-KNOWN_KEYS = (
-    set(REQUIRED) | BOOLEAN_KEYS | STRING_KEYS | set(ENUMS) | LIST_OF_STR_KEYS | OTHER_KEYS
-)
-MAP_TYPES = {
-    "data", "config", "ssl", "addons", "backup", "share", "media", "homeassistant_config",
-    "all_addon_configs", "addon_config",
-}
-SLUG = re.compile(r"^[-_.A-Za-z0-9]+$")
-PORT_KEY = re.compile(r"^\d{1,5}(/(tcp|udp))?$")
-# One schema element: a type, optionally bounded, optionally made optional with "?".
-NUMBER = r"-?\d*\.?\d+"
-SCHEMA_ELEMENT = re.compile(
-    r"^(?P<type>bool|email|url|port|device(\(subsystem=[a-z]+\))?"
-    r"|str(\((?P<s_min>\d+)?,(?P<s_max>\d+)?\))?"
-    r"|password(\(\d*,\d*\))?"
-    rf"|int(\((?P<i_min>-?\d+)?,(?P<i_max>-?\d+)?\))?"
-    rf"|float(\((?P<f_min>{NUMBER})?,(?P<f_max>{NUMBER})?\))?"
-    r"|match\(.*\)|list\(.+\))(?P<optional>\?)?$"
-)
-DOCKER_IMAGE = re.compile(r"^([a-zA-Z\-.:\d{}]+/)*?([\-\w{}]+)/([\-\w{}]+)(:[.\-\w{}]+)?$")
 
 
 def _load(name: str) -> Any:
@@ -81,107 +39,11 @@ def config() -> dict[str, Any]:
     return data
 
 
-def config_problems(config: dict[str, Any]) -> list[str]:
-    """Everything in an add-on config.yaml the Supervisor would reject."""
-    problems = []
-    for key, kind in REQUIRED.items():
-        if not isinstance(config.get(key), kind) or not config.get(key):
-            problems.append(f"{key}: required {kind.__name__}")
-    problems += [f"{key}: unknown key" for key in set(config) - KNOWN_KEYS]
-    if not SLUG.match(str(config.get("slug", ""))):
-        problems.append("slug: only letters, digits, '-', '_' and '.'")
-    problems += [f"arch: unknown {a!r}" for a in config.get("arch", []) if a not in ARCHES]
-    for key in BOOLEAN_KEYS & set(config):
-        if not isinstance(config[key], bool):
-            problems.append(f"{key}: must be a boolean")
-    for key in STRING_KEYS & set(config):
-        if not isinstance(config[key], str):
-            problems.append(f"{key}: must be a string")
-    for key, allowed in ENUMS.items():
-        if key in config and config[key] not in allowed:
-            problems.append(f"{key}: {config[key]!r} not in {sorted(allowed)}")
-    for key in LIST_OF_STR_KEYS & set(config):
-        value = config[key]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            problems.append(f"{key}: must be a list of strings")
-    for key in ("ports", "ports_description"):
-        for port, value in (config.get(key) or {}).items():
-            if not PORT_KEY.match(str(port)):
-                problems.append(f"{key}: bad port {port!r} (use '10200/tcp')")
-            if key == "ports" and value is not None and not (
-                isinstance(value, int) and 1 <= value <= 65535
-            ):
-                problems.append(f"ports: {port} maps to {value!r} (a port or null)")
-            if key == "ports_description" and not isinstance(value, str):
-                problems.append(f"ports_description: {port} needs a string")
-    for entry in config.get("map", []):
-        if isinstance(entry, str):
-            kind, _, mode = entry.partition(":")
-            if kind not in MAP_TYPES or mode not in ("", "rw", "ro"):
-                problems.append(f"map: bad entry {entry!r}")
-        elif isinstance(entry, dict):
-            if entry.get("type") not in MAP_TYPES:
-                problems.append(f"map: bad type in {entry!r}")
-            if not isinstance(entry.get("read_only", True), bool):
-                problems.append(f"map: read_only must be a boolean in {entry!r}")
-            if set(entry) - {"type", "read_only", "path"}:
-                problems.append(f"map: unknown keys in {entry!r}")
-        else:
-            problems.append(f"map: bad entry {entry!r}")
-    if "timeout" in config and not (
-        isinstance(config["timeout"], int) and 10 <= config["timeout"] <= 300
-    ):
-        problems.append("timeout: an integer from 10 to 300")
-    problems += option_problems(config.get("options") or {}, config.get("schema") or {})
-    return problems
-
-
-def option_problems(options: dict[str, Any], schema: dict[str, Any]) -> list[str]:
-    problems = []
-    for key, element in schema.items():
-        match = SCHEMA_ELEMENT.match(str(element)) if isinstance(element, str) else None
-        if match is None:
-            problems.append(f"schema.{key}: {element!r} is not a schema element")
-            continue
-        if key not in options:
-            if not match["optional"]:
-                problems.append(f"options.{key}: required by the schema but has no default")
-            continue
-        problems += _default_problems(key, options[key], match)
-    problems += [f"options.{key}: not in the schema" for key in set(options) - set(schema)]
-    return problems
-
-
-def _default_problems(key: str, value: Any, match: re.Match[str]) -> list[str]:
-    kind = match["type"].split("(")[0]
-    if value is None:
-        return []  # the user must set it before the add-on starts
-    checks = {
-        "bool": lambda v: isinstance(v, bool),
-        "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-        "port": lambda v: isinstance(v, int) and 1 <= v <= 65535,
-    }
-    if not checks.get(kind, lambda v: isinstance(v, str))(value):
-        return [f"options.{key}: default {value!r} is not a {kind}"]
-    low, high = {
-        "int": (match["i_min"], match["i_max"]),
-        "float": (match["f_min"], match["f_max"]),
-        "str": (match["s_min"], match["s_max"]),
-    }.get(kind, (None, None))
-    measured = len(value) if kind == "str" else value
-    if low is not None and measured < float(low):
-        return [f"options.{key}: default {value!r} below {low}"]
-    if high is not None and measured > float(high):
-        return [f"options.{key}: default {value!r} above {high}"]
-    return []
-
-
 # --------------------------------------------------------------------------- config.yaml
 
 
 def test_config_passes_the_supervisor_rules(config: dict[str, Any]) -> None:
-    assert config_problems(config) == []
+    assert schema.config_problems(config) == []
 
 
 def test_config_declares_the_wyoming_service(config: dict[str, Any]) -> None:
@@ -211,36 +73,19 @@ def test_config_version_matches_the_package(config: dict[str, Any]) -> None:
     from wyoming_omnivoice import __version__
 
     assert config["version"] == __version__
-    assert __version__ in _load("build.yaml")["args"]["WYOMING_OMNIVOICE_PIP"]
+    assert check.versions() == {where: __version__ for where in check.versions()}
 
 
-@pytest.mark.parametrize(
-    ("change", "problem"),
-    [
-        ({"slug": "Omni Voice"}, "slug"),
-        ({"arch": ["x86"]}, "arch"),
-        ({"startup": "later"}, "startup"),
-        ({"ports": {"10200": "x"}}, "ports"),
-        ({"map": ["share:rx"]}, "map"),
-        ({"init": "no"}, "init"),
-        ({"schema": {"voice": "string", "num_steps": "int(1,128)",
-                     "guidance_scale": "float(0,10)", "debug": "bool"}}, "schema.voice"),
-        ({"options": {"voice": "x", "num_steps": 200, "guidance_scale": 2.0,
-                      "debug": False}}, "above 128"),
-        ({"options": {"voice": "x", "num_steps": 16, "guidance_scale": "2",
-                      "debug": False}}, "not a float"),
-        ({"colour": "blue"}, "unknown key"),
-    ],
-)
-def test_the_checker_catches_broken_configs(
-    config: dict[str, Any], change: dict[str, Any], problem: str
-) -> None:
-    broken = {**config, **change}
-    assert any(problem in text for text in config_problems(broken)), config_problems(broken)
+def test_config_names_the_published_image(config: dict[str, Any]) -> None:
+    """The store pulls ghcr.io/OWNER/amd64-addon-omnivoice:VERSION, the name the release
+    workflow pushes (tests/deploy/test_release_workflow.py)."""
+    images = check.published_images(config["image"])
+    assert images.addon == f"ghcr.io/{images.owner}/amd64-addon-{config['slug']}"
 
 
 def test_translations_cover_every_option_and_port(config: dict[str, Any]) -> None:
     translations = _load("translations/en.yaml")
+    assert schema.translation_problems(translations) == []
     assert set(translations["configuration"]) == set(config["schema"])
     for key, entry in translations["configuration"].items():
         assert isinstance(entry["name"], str) and entry["name"], key
@@ -248,20 +93,29 @@ def test_translations_cover_every_option_and_port(config: dict[str, Any]) -> Non
     assert set(translations["network"]) <= set(config["ports"])
 
 
-def test_build_yaml_and_dockerfile_agree() -> None:
+def _dockerfile_args() -> dict[str, str | None]:
+    text = (ADDON / "Dockerfile").read_text(encoding="utf-8")
+    return {m["name"]: m["default"] for m in re.finditer(
+        r"^ARG (?P<name>\w+)(?:=(?P<default>\S+))?$", text, re.M)}
+
+
+def test_the_dockerfile_takes_only_what_the_supervisor_passes(config: dict[str, Any]) -> None:
+    """Every ARG is one the Supervisor passes; build.yaml's base is the Dockerfile's default
+    (the base a Supervisor without build.yaml uses); the wheel comes from the folder."""
     build = _load("build.yaml")
-    assert set(build) <= {"build_from", "args", "labels", "squash"}
-    assert set(build["build_from"]) == {"amd64"}
-    for image in build["build_from"].values():
-        assert DOCKER_IMAGE.match(image), image
-    assert all(isinstance(v, str) for v in build["args"].values())
+    assert schema.build_problems(build, config["arch"]) == []
+    passed = addon_folder.supervisor_build_args(ADDON, "amd64")
+    args = _dockerfile_args()
+    assert set(args) <= set(passed), set(args) - set(passed)
+    assert args["BUILD_FROM"] == passed["BUILD_FROM"] == build["build_from"]["amd64"]
+    assert passed["BUILD_VERSION"] == config["version"]
     dockerfile = (ADDON / "Dockerfile").read_text(encoding="utf-8")
-    assert re.search(r"^ARG BUILD_FROM", dockerfile, re.M)
-    assert re.search(r"^FROM \$\{BUILD_FROM\}", dockerfile, re.M)
-    for arg in build["args"]:
-        assert re.search(rf"^ARG {arg}\b", dockerfile, re.M), arg
+    assert re.search(r"^FROM \$\{BUILD_FROM\}$", dockerfile, re.M)
+    assert "COPY wheels/ /usr/src/wheels/" in dockerfile
+    assert "wyoming_omnivoice-${BUILD_VERSION}-py3-none-any.whl" in dockerfile
     assert "COPY rootfs /" in dockerfile
     assert "wyoming_omnivoice.health_check" in dockerfile
+    assert "useradd --system --uid 10200" in dockerfile
 
 
 def test_s6_services_are_wired() -> None:
@@ -275,8 +129,13 @@ def test_s6_services_are_wired() -> None:
         assert os.access(script, os.X_OK), script
         subprocess.run(["bash", "-n", str(script)], check=True)
     discovery = (S6 / "discovery" / "run").read_text()
-    assert 'bashio::discovery "wyoming"' in discovery
-    assert "tcp://$(hostname):10200" in discovery
+    assert '{"service": "wyoming", "config": {"uri": uri}}' in discovery
+    assert 'uri = f"tcp://{socket.gethostname()}:10200"' in discovery
+    # The add-on's scripts need nothing of the base but bash and s6's with-contenv: bashio
+    # is not used (the image test's stand-in base has none).
+    for script in S6.rglob("*"):
+        if script.is_file():
+            assert "bashio" not in script.read_text(), script
 
 
 # --------------------------------------------------------------------------- run script
@@ -314,6 +173,9 @@ def run_addon(tmp_path: Path, options: str | None, *, share: dict[str, str] | No
         "OMNIVOICE_SERVER": str(stub),
         "OMNIVOICE_DATA_DIR": str(data_dir),
         "OMNIVOICE_SHARE_DIR": str(share_dir),
+        # The add-on hands /data to its own user and drops to it when run as root; here
+        # the script keeps the test's user (the image test checks the real thing).
+        "OMNIVOICE_USER": "",
     }
     return subprocess.run(
         ["bash", str(RUN_SCRIPT)], env=env, capture_output=True, text=True, timeout=60
@@ -406,43 +268,14 @@ def test_run_script_keeps_a_real_voices_folder(tmp_path: Path) -> None:
     assert not (tmp_path / "data" / "voices").is_symlink()
 
 
-class _HomeAssistantApi:
-    """A stand-in for the Supervisor's proxy of Home Assistant's ``/api/config``."""
+TOKEN = "secret-token"
 
-    def __init__(self, language: str | None, token: str = "secret-token") -> None:
-        import http.server
-        import threading
 
-        api = self
-        self.token = token
-        self.seen: list[str] = []
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                api.seen.append(f"{self.path} {self.headers.get('Authorization')}")
-                if self.headers.get("Authorization") != f"Bearer {api.token}":
-                    self.send_error(401)
-                    return
-                body = json.dumps({"language": language, "version": "2026.11.0"}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/core/api/config"
-
-    def env(self) -> dict[str, str]:
-        return {"SUPERVISOR_TOKEN": self.token, "OMNIVOICE_HA_CONFIG_URL": self.url}
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+def _supervisor_env(api: SupervisorStandIn) -> dict[str, str]:
+    """What the add-on has in its environment to reach the Supervisor: its token (and
+    here the stand-in's address for Home Assistant's configuration)."""
+    return {"SUPERVISOR_TOKEN": api.token,
+            "OMNIVOICE_HA_CONFIG_URL": f"{api.url}/core/api/config"}
 
 
 @pytest.mark.parametrize(("ha_language", "option", "expected"), [
@@ -453,19 +286,19 @@ class _HomeAssistantApi:
 ])
 def test_run_script_preloads_home_assistants_language(
         tmp_path: Path, ha_language: str, option: str | None, expected: str) -> None:
-    api = _HomeAssistantApi(ha_language)
+    api = SupervisorStandIn(TOKEN, ha_language)
     try:
         options = {} if option is None else {"preload_languages": option}
-        argv = _argv(run_addon(tmp_path, json.dumps(options), env=api.env()))
+        argv = _argv(run_addon(tmp_path, json.dumps(options), env=_supervisor_env(api)))
     finally:
         api.close()
     assert argv[argv.index("--preload-languages") + 1] == expected
-    assert api.seen == ["/core/api/config Bearer secret-token"]
+    assert api.seen == [f"GET /core/api/config {TOKEN}"]
 
 
 def test_run_script_starts_when_home_assistant_cannot_be_asked(tmp_path: Path) -> None:
-    api = _HomeAssistantApi("de")
-    url = api.url
+    api = SupervisorStandIn(TOKEN, "de")
+    url = _supervisor_env(api)["OMNIVOICE_HA_CONFIG_URL"]
     api.close()  # nobody listens there now
     result = run_addon(tmp_path, json.dumps({"preload_languages": "en"}),
                        env={"SUPERVISOR_TOKEN": "t", "OMNIVOICE_HA_CONFIG_URL": url})
@@ -475,15 +308,15 @@ def test_run_script_starts_when_home_assistant_cannot_be_asked(tmp_path: Path) -
 
 
 def test_run_script_keeps_none_and_asks_nothing_outside_the_supervisor(tmp_path: Path) -> None:
-    api = _HomeAssistantApi("de")
+    api = SupervisorStandIn(TOKEN, "de")
     try:
         argv = _argv(run_addon(tmp_path, json.dumps({"preload_languages": "none"}),
-                               env=api.env()))
+                               env=_supervisor_env(api)))
         assert argv[argv.index("--preload-languages") + 1] == "none"
         standalone = tmp_path / "standalone"
         standalone.mkdir()
         argv = _argv(run_addon(standalone, json.dumps({"preload_languages": "en"}),
-                               env={"OMNIVOICE_HA_CONFIG_URL": api.url}))
+                               env={"OMNIVOICE_HA_CONFIG_URL": f"{api.url}/core/api/config"}))
         assert argv[argv.index("--preload-languages") + 1] == "en"
     finally:
         api.close()
