@@ -24,8 +24,8 @@ import numpy as np
 import onnx
 from onnx import external_data_helper
 
-from wyoming_omnivoice.convert_anchors import add_anchor_arguments, run_anchors
-from wyoming_omnivoice.convert_prepare import add_prepare_arguments, run_prepare
+from wyoming_omnivoice.convert_anchors import AnchorsConfig, add_anchor_arguments, run_anchors
+from wyoming_omnivoice.convert_prepare import PrepareConfig, add_prepare_arguments, run_prepare
 from wyoming_omnivoice.engine import BACKBONE, BACKBONE_FP16, EMBEDDINGS, TOKENIZER
 from wyoming_omnivoice.engine.offline import (
     DEFAULT_MARGIN,
@@ -163,9 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.prepare:
-        return run_prepare(args)
+        return run_prepare(PrepareConfig.from_flags(args))
     if args.anchors:
-        return run_anchors(args)
+        return run_anchors(AnchorsConfig.from_flags(args))
     if not args.fp16:
         parser.error("give --fp16, --prepare VARIANTS or --anchors LANGS")
     target, report = convert_backbone(args.model_dir, margin=args.margin)

@@ -24,7 +24,6 @@ that appears in the cache folder (another replica made it, or it was copied ther
 
 from __future__ import annotations
 
-import argparse
 import logging
 import threading
 import time
@@ -55,7 +54,8 @@ ADOPT_INTERVAL_S = 10.0
 
 
 def preload_languages(value: str) -> tuple[str, ...]:
-    """``--preload-languages``: comma-separated language ids or names, ``all`` or ``none``."""
+    """``--preload-languages``: comma-separated language ids or names, ``all`` or ``none``;
+    ValueError naming a language that is not one."""
     items = [item.strip() for item in value.split(",") if item.strip()]
     if [item.casefold() for item in items] == ["none"]:
         return ()
@@ -63,10 +63,7 @@ def preload_languages(value: str) -> tuple[str, ...]:
         return (ALL,)
     languages: list[str] = []
     for item in expand_all(items):
-        try:
-            language = strict_language(item)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(one_line(str(err))) from None
+        language = strict_language(item)
         if language is not None and language not in languages:
             languages.append(language)
     return tuple(languages)

@@ -20,7 +20,6 @@ figure (the metrics count it on its own: ``omnivoice_silence_seconds_total``).
 
 from __future__ import annotations
 
-import argparse
 import time
 
 from wyoming_omnivoice.speech import PlayClock
@@ -56,13 +55,13 @@ class GapGuard:
         return clock.idle_since() + self.max_gap_s - self.margin_s - now
 
 
-def max_gap_seconds(value: str) -> float:
-    """``--max-gap``: 0 (off) or seconds from :data:`MIN_MAX_GAP_S`."""
+def parse_max_gap(value: str) -> float:
+    """``--max-gap``: 0 (off) or seconds from :data:`MIN_MAX_GAP_S` to 60; ValueError
+    saying what to give."""
     try:
         seconds = float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+        raise ValueError(f"{value!r} is not a number of seconds") from None
     if seconds != 0 and not MIN_MAX_GAP_S <= seconds <= 60:
-        raise argparse.ArgumentTypeError(
-            f"{value}: use 0 (off) or {MIN_MAX_GAP_S} to 60 seconds")
+        raise ValueError(f"{value}: use 0 (off) or {MIN_MAX_GAP_S} to 60 seconds")
     return seconds
