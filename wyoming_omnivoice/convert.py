@@ -1,10 +1,11 @@
 """Model conversions: ``python -m wyoming_omnivoice.convert --fp16 MODEL_DIR``.
 
 Writes ``llm_backbone_fp16.onnx`` (+ ``.data``) next to the fp32 backbone with the calibrated
-pass of :mod:`.engine.fp16_calibrate`: matrix products and attention in fp16; norms, softmax,
-the residual stream and graph I/O in fp32; and any fp16 candidate whose fp32 activations
-reach a margin of fp16's range on realistic prompts (:mod:`.engine.calibration_prompts`)
-kept fp32, so the graph cannot overflow silently on what it was measured on. The command
+pass of :mod:`.engine.offline.fp16_calibrate`: matrix products and attention in fp16;
+norms, softmax, the residual stream and graph I/O in fp32; and any fp16 candidate whose
+fp32 activations reach a margin of fp16's range on realistic prompts
+(:mod:`.engine.offline.calibration_prompts`) kept fp32, so the graph cannot overflow
+silently on what it was measured on. The command
 prints the pass's report (what was kept fp32 and why), then compares the result with the
 fp32 backbone on the same model directory: hidden-state error and code agreement of a few
 deterministic decodes. ``--prepare`` builds prepared backbones ahead of time

@@ -15,7 +15,7 @@ builds that one anchor in its own job on the worker's thread (:meth:`AnchorBuild
 or, when the background batch running now holds that voice, right after that batch), never
 all of them. Every anchor is cached on disk like the others.
 
-Anchors are made by an :class:`.anchor_maker.AnchorMaker` (canonical where it can); its fp32
+Anchors are made by an :class:`.maker.AnchorMaker` (canonical where it can); its fp32
 engine, when it needed one, is let go once the background is done and after a voice's
 first-use anchor. A serving-precision anchor gives way to a canonical file of the same voice
 that appears in the cache folder (another replica made it, or it was copied there):

@@ -7,15 +7,17 @@ The worker thread (``scheduling`` ``step`` or ``gated``) keeps one engine
 - jobs queued join the session (up to ``max_batch`` decoding at once) at the next step
   boundary (``gated``: only when no request is in it, so a CPU finishes the requests it
   has before it starts the next ones); a lone job starts at once; with more requests in
-  flight and nothing decoding, the batch window waits a little for them as before;
+  flight and nothing decoding, the batch window waits a little for them
+  (:meth:`.job_queue.JobQueue.wait_for_company`);
 - one step: every request in the session advances by one of its own diffusion steps; the
   requests whose last step is done get their audio (vocoder and post-processing run then)
   on their future; a cancelled job leaves the batch at the next boundary; an engine error
   fails only the requests whose own step fails;
-- urgent calls (``call(run)``: a request waits for its voice's anchor, a studio take, a
-  voice folder's reference) never run beside a decode: they run when no request decodes,
-  before the jobs queued; once one has waited :data:`.worker.CALL_MAX_WAIT_S` no job joins
-  until the requests decoding are done and it has run (as between batches before);
+- urgent calls (``call(run)``: a studio take, a voice folder's reference, and the
+  preparation of a job whose voice's anchor is still to build, :mod:`.job_queue`) never
+  run beside a decode: they run when no request decodes, before the jobs queued; once one
+  has waited :data:`.job_queue.CALL_MAX_WAIT_S` no job joins until the requests decoding
+  are done and it has run;
 - background calls (``call(run, background=True)``: voice anchors made in the background)
   run only when no request waits or decodes. Every decode they make calls the engine's
   step hook (``engine.between_steps``) between its steps; there this loop serves every
@@ -26,7 +28,7 @@ The worker thread (``scheduling`` ``step`` or ``gated``) keeps one engine
   with the same result), so it waits for background work hardly at all, and at most one
   backbone forward where a forward cannot be stopped (CUDA). Background work progresses only
   while no request waits. ``stop`` lets the requests decoding finish and ends a background
-  call at its next step boundary with :class:`.worker.WorkerStoppedError`;
+  call at its next step boundary with :class:`.jobs.WorkerStoppedError`;
 - when it has had nothing to do for :data:`TRIM_AFTER_IDLE_S` after doing some work, it
   hands the heap's free memory back to the system (:mod:`.heap`) and sleeps.
 """
@@ -81,7 +83,7 @@ class StepScheduler:
 
     def interrupt_background(self) -> None:
         """Work for a request was queued (any thread): a background decode's forward in
-        progress stops now instead of running to its end (see :mod:`.engine.interrupt`)."""
+        progress stops now instead of running to its end (see :mod:`.engine.runtime.interrupt`)."""
         if self.in_background:
             self.interrupt.request()
 

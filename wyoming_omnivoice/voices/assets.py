@@ -172,7 +172,7 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
     """Clone prompts for every voice, anchors for the voices of the ``preload`` languages
     (others: from the cache, else on first use); the catalog without the voices that
     failed (each logged once). StartupError when the default voice fails. ``maker`` makes
-    new anchors (default: :func:`.anchor_maker.serving_maker`, canonical only when the
+    new anchors (default: :func:`.anchors.maker.serving_maker`, canonical only when the
     engine itself runs fp32)."""
     if maker is None:
         from wyoming_omnivoice.anchors.maker import serving_maker

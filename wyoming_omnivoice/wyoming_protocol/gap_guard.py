@@ -7,7 +7,7 @@ decode than the audio already sent lasts. While a piece is still decoding, the o
 therefore sends short chunks of silence inside the audio cycle (and opens the cycle with
 silence when the first piece is late): the client always has something to play.
 
-Each request has a :class:`..speech.pacing.PlayClock`: the client is taken to play every
+Each request has a :class:`.speech.pacing.PlayClock`: the client is taken to play every
 chunk in real time from the moment it arrives, so it runs out of audio at ``runs_out``. A silence of
 :data:`SILENCE_STEP_S` is due :data:`MARGIN_S` before the client would have waited
 ``max_gap`` seconds; before the first audio the wait counts from the request. The added

@@ -276,8 +276,8 @@ class Decoder:
                pad_to: int | None = None) -> list[np.ndarray]:
         """Decode a batch; returns int64 ``[8, T_i]`` per item, all cells filled.
 
-        All items start together; between steps this thread's :func:`.stepping.
-        between_steps` hook runs (the worker serves requests there)."""
+        All items start together; between steps this thread's
+        :func:`.stepping.between_steps` hook runs (the worker serves requests there)."""
         stepper = self.stepper(options, pad_to)
         states = [stepper.start(item.prompt, item.rng) for item in items]
         failed: list[BaseException] = []

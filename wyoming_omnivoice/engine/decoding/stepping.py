@@ -2,7 +2,7 @@
 
 A :class:`DecodeState` is one item's decode (its prompt, tokens, schedule, step index and
 all its noise, drawn when it starts: :mod:`.selection`). A :class:`Stepper` holds the
-active states of one :class:`.decoder.DecodeOptions`; :meth:`Stepper.step` builds the batch
+active states of one :class:`.decode_types.DecodeOptions`; :meth:`Stepper.step` builds the batch
 of the states active now (layout, length and row buckets as a whole-batch decode would, so
 CUDA-graph shapes repeat), runs one forward through the decoder's step runner (plain or IO
 binding) and advances every state by one of ITS OWN steps. States join at a step boundary

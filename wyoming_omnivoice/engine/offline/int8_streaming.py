@@ -57,7 +57,7 @@ PRODUCER = ("onnx.quantize", "0.1.0")
 _INFER_METADATA = ("onnx.infer", "onnxruntime.quant")
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 #: The largest quantized weight: 64, onnxruntime's ``reduce_range`` (7 bits; why: above).
-#: ``benchmarks/int8_weight_bits.py`` sets 127 to make the former 8-bit weights beside them.
+#: ``benchmarks/int8_weight_bits.py`` sets 127 to make 8-bit weights beside them.
 WEIGHT_MAX = 64
 
 
