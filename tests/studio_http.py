@@ -135,10 +135,24 @@ async def _describe(uri: str) -> Info:
                 return Info.from_event(event)
 
 
-async def _synthesize(uri: str, text: str, voice: str) -> bytes:
+#: The reply's lead-in (``--lead-in-ms``, default 300 ms, in whole chunks of 1024 samples)
+#: before its audio, in bytes.
+LEAD_IN_BYTES = 7 * 1024 * 2
+
+
+async def _synthesize(uri: str, text: str, voice: str | SynthesizeVoice) -> bytes:
+    """The reply's audio after its lead-in (checked to be silence of exactly that length:
+    the servers here run with the default ``--lead-in-ms``)."""
+    pcm = await _synthesize_all(uri, text, voice)
+    assert not any(pcm[:LEAD_IN_BYTES]) and len(pcm) > LEAD_IN_BYTES
+    return pcm[LEAD_IN_BYTES:]
+
+
+async def _synthesize_all(uri: str, text: str, voice: str | SynthesizeVoice) -> bytes:
     pcm = b""
+    wish = voice if isinstance(voice, SynthesizeVoice) else SynthesizeVoice(name=voice)
     async with AsyncClient.from_uri(uri) as client:
-        await client.write_event(Synthesize(text=text, voice=SynthesizeVoice(name=voice)).event())
+        await client.write_event(Synthesize(text=text, voice=wish).event())
         while True:
             event = await asyncio.wait_for(client.read_event(), READ_TIMEOUT_S)
             assert event is not None
@@ -155,7 +169,13 @@ def wyoming_voices(server: StudioServer) -> list[str]:
     return [voice.name for voice in info.tts[0].voices]
 
 
-def wyoming_pcm(server: StudioServer, text: str, voice: str) -> bytes:
+def wyoming_info(server: StudioServer) -> Info:
+    return asyncio.run(_describe(server.process.uri))
+
+
+def wyoming_pcm(server: StudioServer, text: str, voice: str | SynthesizeVoice) -> bytes:
+    """A one-shot's audio after its lead-in; ``voice``: a name, or a SynthesizeVoice (a
+    language alone: ``SynthesizeVoice(language="de")``)."""
     return asyncio.run(_synthesize(server.process.uri, text, voice))
 
 

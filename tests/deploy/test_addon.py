@@ -56,7 +56,7 @@ def test_config_declares_the_wyoming_service(config: dict[str, Any]) -> None:
     # shared (read and written) in /share/omnivoice/anchors: the share is read-write.
     assert {"type": "share", "read_only": False} in config["map"]
     assert set(config["schema"]) == {"voice", "precision", "num_steps", "guidance_scale",
-                                     "preload_languages", "max_gap", "debug"}
+                                     "preload_languages", "max_gap", "lead_in_ms", "debug"}
     assert config["options"]["voice"] == "en-female-young"
 
 
@@ -190,14 +190,14 @@ def _argv(result: subprocess.CompletedProcess[str]) -> list[str]:
 def test_run_script_maps_every_option(tmp_path: Path) -> None:
     options = {"voice": "my butler", "precision": "fp32", "num_steps": 12,
                "guidance_scale": 2.5, "preload_languages": "en,de", "max_gap": 1.5,
-               "debug": True}
+               "lead_in_ms": 800, "debug": True}
     argv = _argv(run_addon(tmp_path, json.dumps(options)))
     assert argv == [
         "--uri", "tcp://0.0.0.0:10200", "--data-dir", str(tmp_path / "data"), "--device", "cpu",
         "--web-uri", "http://0.0.0.0:8099", "--web-ingress",
         "--voice", "my butler", "--precision", "fp32", "--num-steps", "12",
         "--guidance-scale", "2.5",
-        "--preload-languages", "en,de", "--max-gap", "1.5", "--debug",
+        "--preload-languages", "en,de", "--max-gap", "1.5", "--lead-in-ms", "800", "--debug",
     ]
 
 
@@ -209,6 +209,7 @@ def test_run_script_defaults_of_config_yaml(tmp_path: Path, config: dict[str, An
     assert argv[argv.index("--guidance-scale") + 1] == "2.0"
     assert argv[argv.index("--preload-languages") + 1] == "en"
     assert argv[argv.index("--max-gap") + 1] == "2.0"
+    assert argv[argv.index("--lead-in-ms") + 1] == "300"
     assert "--debug" not in argv
 
 

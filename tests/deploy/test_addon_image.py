@@ -56,6 +56,7 @@ OPTIONS = {
     "guidance_scale": 1.5,
     "preload_languages": "en",
     "max_gap": 3.0,
+    "lead_in_ms": 200,
     "debug": False,
 }
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -625,3 +628,50 @@ def test_hub_warnings_are_printed_once(caplog: pytest.LogCaptureFixture) -> None
         "huggingface_hub: Retrying in 1s [Retry 1/5].",
     ]
     assert all(record.name == "wyoming_omnivoice.model.download" for record in caplog.records)
+
+
+@pytest.mark.slow
+def test_a_download_logs_its_progress_while_it_runs(
+    setup: HubSetup, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """huggingface_hub's own progress hook (``tqdm_class``) feeds a line every few seconds
+    (here every 0.2 s, from a slow hub): bytes done, percent, rate and time left; and the
+    download is listed as work running while it runs, and no longer once it is done."""
+    from huggingface_hub import constants
+
+    from wyoming_omnivoice import progress
+
+    monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", 16 * 1024)
+    monkeypatch.setattr(progress, "LOG_INTERVAL_S", 0.2)
+    setup.hub.rate = 1_000_000  # bytes per second: the 2.6 MB file takes about 2.6 s
+    seen: set[str] = set()
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            seen.update(f"{s.kind}: {s.label}" for s in progress.running())
+            stop.wait(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        with caplog.at_level(logging.INFO, logger="wyoming_omnivoice"):
+            ensure_model(setup.data_dir, manifest=setup.manifest)
+    finally:
+        stop.set()
+        watcher.join()
+    name = "audio_embeddings_encoder.onnx.data"
+    lines = [m for m in caplog.messages if m.startswith(f"Downloading {name} (file ")]
+    assert len(lines) >= 2, caplog.messages
+    percents = []
+    for index, line in enumerate(lines):
+        # The rate (and so the time left) is given from half a second on.
+        rate = r", [\d.]+ [kM]B/s, about \d+ s left"
+        rate = rate if index else f"({rate})?"
+        match = re.search(r": ([\d.]+ [kM]B) of 2\.6 MB \((\d+) %\)" + rate + "$", line)
+        assert match, line
+        percents.append(int(match.group(2)))
+    assert percents == sorted(percents) and len(set(percents)) >= 2
+    assert any(label.startswith(f"download: Downloading {name} (file ") for label in seen)
+    assert progress.running() == []
+    _assert_complete(setup, [name])

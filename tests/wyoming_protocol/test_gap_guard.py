@@ -11,6 +11,7 @@ import argparse
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import (
     REPO_ROOT,
@@ -76,9 +77,10 @@ async def test_silence_while_a_late_piece_decodes_and_none_when_off(tmp_path: Pa
     """Same (deterministic) audio from a server with the guard and one without: the
     guarded reply is the same audio after silence, in one audio cycle."""
     metrics_port = free_port()
-    guarded = _start(tmp_path / "on", "--max-gap", "1", "--deterministic",
+    # The guard alone (the lead-in with it: the next test).
+    guarded = _start(tmp_path / "on", "--max-gap", "1", "--deterministic", "--lead-in-ms", "0",
                      "--metrics-uri", f"http://127.0.0.1:{metrics_port}")
-    plain = _start(tmp_path / "off", "--max-gap", "0", "--deterministic")
+    plain = _start(tmp_path / "off", "--max-gap", "0", "--deterministic", "--lead-in-ms", "0")
     try:
         replies: dict[str, list[list[Event]]] = {}
         for name, server in (("on", guarded), ("off", plain)):
@@ -105,3 +107,48 @@ async def test_silence_while_a_late_piece_decodes_and_none_when_off(tmp_path: Pa
     finally:
         guarded.stop()
         plain.stop()
+
+
+def _leading_zeros(pcm: bytes) -> int:
+    """Samples of silence a cycle's PCM starts with."""
+    samples = np.frombuffer(pcm, dtype="<i2")
+    nonzero = np.flatnonzero(samples)
+    return int(nonzero[0]) if nonzero.size else samples.size
+
+
+@pytest.mark.slow
+async def test_the_lead_in_is_audio_played_for_the_guard(tmp_path: Path) -> None:
+    """The first piece decodes 3 s late; --max-gap 1. Without a lead-in the guard fills the
+    wait step after step. With a 5 s lead-in the guard's first silence opens the cycle with
+    the lead-in before it, and then the guard waits for the lead-in to be played: one step,
+    however long the decode. The speech after the silence is the same, and the metrics
+    count the lead-in as silence."""
+    metrics_port = free_port()
+    led = _start(tmp_path / "led", "--max-gap", "1", "--deterministic", "--lead-in-ms", "5000",
+                 "--metrics-uri", f"http://127.0.0.1:{metrics_port}")
+    guarded = _start(tmp_path / "guarded", "--max-gap", "1", "--deterministic",
+                     "--lead-in-ms", "0")
+    try:
+        replies = {}
+        for name, server in (("led", led), ("guarded", guarded)):
+            async with AsyncClient.from_uri(server.uri) as client:
+                (replies[name],) = audio_cycles(await synthesize_once(client,
+                                                                      "Please faultslow."))
+        with_lead_in, with_guard = _pcm(replies["led"]), _pcm(replies["guarded"])
+        # Samples: 5 s and a 0.25 s step, each in whole chunks of 1024 samples.
+        lead_in, step = round(5 * 24000 / 1024) * 1024, 6 * 1024
+        guard_only = _leading_zeros(with_guard)
+        padding = guard_only % step  # the audio's own leading zeros, after the steps
+        assert guard_only - padding >= 2 * step  # the guard acted twice or more
+        assert _leading_zeros(with_lead_in) == lead_in + step + padding  # once
+        assert with_lead_in[2 * (lead_in + step):] == with_guard[2 * (guard_only - padding):]
+        assert led.log.count("Gap guard:") == 1
+        assert guarded.log.count("Gap guard:") == (guard_only - padding) // step
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics") as answer:
+            text = answer.read().decode()
+        counted = next(float(line.split()[-1]) for line in text.splitlines()
+                       if line.startswith("omnivoice_silence_seconds_total"))
+        assert counted == pytest.approx((lead_in + step) / 24000, abs=0.001)
+    finally:
+        led.stop()
+        guarded.stop()

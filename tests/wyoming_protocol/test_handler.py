@@ -127,8 +127,10 @@ async def pair(request: pytest.FixtureRequest) -> AsyncIterator[Pair]:
         SpeechSettings(sample_rate=RATE,
                        max_text_length=options.get("max_text_length", 5000),
                        max_concurrent=options.get("max_concurrent", 4)))
+    # No lead-in unless a test asks for one: the others compare the pieces' audio exactly.
     context = WyomingContext(service=service, settings=WyomingSettings(
-        samples_per_chunk=1024, streaming=options.get("streaming", True)))
+        samples_per_chunk=1024, streaming=options.get("streaming", True),
+        lead_in_ms=options.get("lead_in_ms", 0)))
     ours, theirs = socket.socketpair()
     server_reader, server_writer = await asyncio.open_connection(sock=ours)
     reader, writer = await asyncio.open_connection(sock=theirs)
@@ -317,3 +319,68 @@ async def test_a_stream_merged_by_the_pacing_keeps_whole_cycles(pair: Pair) -> N
     # No empty cycle for the pieces the merged one spoke.
     starts = [i for i, t in enumerate(types(events)) if t == "audio-start"]
     assert all(types(events)[i + 1] == "audio-chunk" for i in starts)
+
+
+# ---- the lead-in (--lead-in-ms) -------------------------------------------------------
+
+LEAD_IN_SAMPLES = 7 * 1024  # 300 ms in whole chunks of 1024 samples: 299 ms
+
+
+def cycles(events: list[Event]) -> list[bytes]:
+    """Each audio cycle's PCM."""
+    found: list[bytes] = []
+    for event in events:
+        if event.type == "audio-start":
+            found.append(b"")
+        elif event.type == "audio-chunk":
+            found[-1] += event.payload or b""
+    return found
+
+
+@pytest.mark.parametrize("pair", [{"lead_in_ms": 300}], indirect=True)
+async def test_the_lead_in_comes_right_before_the_first_audio(pair: Pair) -> None:
+    text = "The kitchen light is on. The door is locked."
+    await pair.send(Synthesize(text=text).event())
+    events = await pair.read_until("audio-stop")
+    assert types(events).count("audio-start") == 1 and "error" not in types(events)
+    spoken = [request.text for request in pair.worker.submitted]
+    assert audio(events) == bytes(LEAD_IN_SAMPLES * 2) + b"".join(pcm_of(p) for p in spoken)
+
+
+@pytest.mark.parametrize("pair", [{"lead_in_ms": 300}], indirect=True)
+async def test_a_request_failing_before_any_audio_gets_its_error_first(pair: Pair) -> None:
+    """Nothing is written before the first audio: a failure then still gets its error
+    first and an empty cycle, with no lead-in."""
+    pair.worker.hold = asyncio.Event()
+    await pair.send(Synthesize(text="One sentence.").event())
+    while not pair.worker.jobs:
+        await asyncio.sleep(0.001)
+    pair.worker.jobs[0].future.set_exception(RuntimeError("the engine failed"))
+    events = await pair.read_until("audio-stop")
+    assert types(events) == ["error", "audio-start", "audio-stop"]
+
+
+@pytest.mark.parametrize("pair", [{"lead_in_ms": 300}], indirect=True)
+async def test_a_stream_gets_the_lead_in_before_its_first_sentence_only(pair: Pair) -> None:
+    await pair.send(SynthesizeStart().event(),
+                    SynthesizeChunk(text="First sentence here. ").event(),
+                    SynthesizeChunk(text="Second one now.").event(), SynthesizeStop().event())
+    events = await pair.read_until("synthesize-stopped")
+    assert cycles(events) == [bytes(LEAD_IN_SAMPLES * 2) + pcm_of("First sentence here."),
+                              pcm_of("Second one now.")]
+    # The next reply on the connection is a reply of its own: its lead-in again.
+    await pair.send(Synthesize(text="Again.").event())
+    assert cycles(await pair.read_until("audio-stop")) == [
+        bytes(LEAD_IN_SAMPLES * 2) + pcm_of("Again.")]
+
+
+@pytest.mark.parametrize("pair", [{"lead_in_ms": 300, "max_text_length": 20}],
+                         indirect=True)
+async def test_no_lead_in_for_nothing_to_say_or_a_refusal(pair: Pair) -> None:
+    await pair.send(Synthesize(text="  **  ").event())
+    events = await pair.read_until("audio-stop")
+    assert types(events) == ["audio-start", "audio-chunk", "audio-stop"]
+    assert len(audio(events)) == int(0.02 * RATE) * 2  # the 20 ms silent cycle, as before
+    await pair.send(Synthesize(text="x" * 50).event())
+    events = await pair.read_until("audio-stop")
+    assert types(events) == ["error", "audio-start", "audio-stop"]

@@ -46,3 +46,26 @@ async def test_short_soak(tmp_path, shared_data_dir) -> None:
     assert report.end.fds <= report.warm.fds, summary
     assert report.end.threads <= report.warm.threads, summary
     assert report.problems(SHORT_RSS_TOLERANCE) == [], summary
+
+
+def _cycle(*payloads: bytes) -> list:
+    from wyoming.event import Event
+
+    fmt = {"rate": soak.RATE, "width": soak.WIDTH, "channels": soak.CHANNELS}
+    return [Event("audio-start", fmt), *(Event("audio-chunk", fmt, p) for p in payloads),
+            Event("audio-stop")]
+
+
+@pytest.mark.parametrize("silence", [4800, 12000])
+def test_check_audio_takes_the_gap_guards_silences(silence: int) -> None:
+    """A loaded host's gap-guard silence (zeros of their own length) sits between the audio's
+    whole chunks; the audio itself is still checked chunk by chunk."""
+    speech = bytes([1, 0]) * (soak.CHUNK_BYTES // 2)
+    assert soak.check_audio(_cycle(speech, bytes(silence), speech, speech[:100]), 1) == \
+        pytest.approx((2 * soak.CHUNK_BYTES + 100) / soak.WIDTH / soak.RATE)
+    with pytest.raises(soak.Failure, match="bad chunk sizes"):
+        soak.check_audio(_cycle(speech, speech[:100], speech), 1)
+    with pytest.raises(soak.Failure, match="bad chunk sizes"):
+        soak.check_audio(_cycle(speech, bytes(silence + 1), speech), 1)
+    with pytest.raises(soak.Failure, match="silent audio"):
+        soak.check_audio(_cycle(bytes(silence)), 1)

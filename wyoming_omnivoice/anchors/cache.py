@@ -32,10 +32,10 @@ inconsistent file is regenerated.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
-import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +47,7 @@ import numpy as np
 from wyoming_omnivoice.anchors.texts import ANCHOR_TEXTS, FALLBACK_LANGUAGE, anchor_text
 from wyoming_omnivoice.atomic import atomic_write
 from wyoming_omnivoice.engine import NUM_CODEBOOKS
+from wyoming_omnivoice.progress import ANCHORS, Progress
 from wyoming_omnivoice.voices.catalog import VoicePreset
 
 __all__ = ["ANCHOR_TEXTS", "CANONICAL", "FALLBACK_LANGUAGE", "Anchor", "AnchorCache",
@@ -127,11 +128,9 @@ def anchor_request(preset: VoicePreset) -> SynthesisRequest:
                             instruct=preset.instruct, speed=preset.speed, seed=ANCHOR_SEED)
 
 
-def _log_progress(done: int, total: int, elapsed: float) -> None:
-    """One line per batch: how many anchors are built, time so far and time left."""
-    left = elapsed / done * (total - done) if done else 0.0
-    _LOGGER.info("Voice anchors: %d of %d built (%.0f s elapsed, about %.0f s left)",
-                 done, total, elapsed, left)
+#: The label of the anchors' progress lines (here and in the background builder):
+#: ``Voice anchors: 3 of 14 built (21 %), 20.1 s per anchor, about 4 min left``.
+PROGRESS_LABEL = "Voice anchors"
 
 
 def _digest(material: dict[str, Any]) -> str:
@@ -325,29 +324,32 @@ class AnchorCache:
             else:
                 sharing[key] = []
                 missing.append(preset)
-        began = time.monotonic()
         size = max(1, batch_size)
         if missing and log_progress:
             _LOGGER.info("Voice anchors: building %d (%d cached), %d at a time; only the first "
                          "start does this, later starts load them from %s", len(missing),
                          len(anchors), size, self.directory)
-        for start in range(0, len(missing), size):
-            group = missing[start:start + size]
-            _LOGGER.info("Generating the anchor for voice %s",
-                         ", ".join(repr(preset.name) for preset in group))
-            if start and log_progress:
-                _log_progress(start, len(missing), time.monotonic() - began)
-            mode, codes_list = make([anchor_request(p) for p in group])
-            for preset, codes in zip(group, codes_list, strict=True):
-                anchor = Anchor(codes=np.asarray(codes, dtype=np.int64),
-                                text=anchor_text_for(preset), kind=mode.kind,
-                                made_with=mode.label)
-                self._store(preset, anchor)
-                anchors[preset.name] = anchor
-                for other in sharing[self.key(preset)]:
-                    anchors[other.name] = anchor
-        if missing and log_progress:
-            _log_progress(len(missing), len(missing), time.monotonic() - began)
+        # The background builder counts over all its batches: its own progress, not this.
+        work = Progress(ANCHORS, PROGRESS_LABEL, len(missing), unit="built", item="anchor",
+                        logger=_LOGGER) if missing and log_progress else None
+        with work or contextlib.nullcontext():
+            for start in range(0, len(missing), size):
+                group = missing[start:start + size]
+                _LOGGER.info("Generating the anchor for voice %s",
+                             ", ".join(repr(preset.name) for preset in group))
+                mode, codes_list = make([anchor_request(p) for p in group])
+                for preset, codes in zip(group, codes_list, strict=True):
+                    anchor = Anchor(codes=np.asarray(codes, dtype=np.int64),
+                                    text=anchor_text_for(preset), kind=mode.kind,
+                                    made_with=mode.label)
+                    self._store(preset, anchor)
+                    anchors[preset.name] = anchor
+                    for other in sharing[self.key(preset)]:
+                        anchors[other.name] = anchor
+                if work is not None:
+                    work.set(start + len(group))
+            if work is not None:
+                work.log()
         return anchors
 
     def get_or_create(self, preset: VoicePreset, make: MakeCodes) -> Anchor:
@@ -357,7 +359,9 @@ class AnchorCache:
             _LOGGER.debug("Anchor for voice %r loaded from cache", preset.name)
             return anchor
         _LOGGER.info("Generating the anchor for voice %r", preset.name)
-        mode, (codes,) = make([anchor_request(preset)])
+        with Progress(ANCHORS, f"The anchor of voice {preset.name!r}", unit="built",
+                      item="anchor", logger=_LOGGER):
+            mode, (codes,) = make([anchor_request(preset)])
         anchor = Anchor(codes=np.asarray(codes, dtype=np.int64), text=anchor_text_for(preset),
                         kind=mode.kind, made_with=mode.label)
         self._store(preset, anchor)

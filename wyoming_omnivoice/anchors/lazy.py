@@ -31,10 +31,11 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.anchors.cache import SERVING_KIND, Anchor, AnchorCache
+from wyoming_omnivoice.anchors.cache import PROGRESS_LABEL, SERVING_KIND, Anchor, AnchorCache
 from wyoming_omnivoice.anchors.maker import AnchorMaker
 from wyoming_omnivoice.engine import return_freed_memory, strict_language
 from wyoming_omnivoice.errors import one_line
+from wyoming_omnivoice.progress import ANCHORS, Progress
 from wyoming_omnivoice.voices.catalog import VoicePreset
 from wyoming_omnivoice.voices.engine_thread import (
     AfterBackground,
@@ -207,22 +208,21 @@ class AnchorBuilder:
 
     def _run_background(self) -> None:
         total = self.background_left
-        began = time.monotonic()
-        while True:
-            group = [preset for preset in self._background
-                     if preset.name not in self._anchors and preset.name not in self._failed
-                     ][:self._batch_size]
-            if not group:
-                self.maker.release()
-                break
-            try:
-                self._build_group(group)
-            except EngineThreadStopped:
-                return  # shutting down
-            done = total - self.background_left
-            left = (time.monotonic() - began) / max(1, done) * (total - done)
-            _LOGGER.info("Voice anchors: %d of %d built (%.0f s elapsed, about %.0f s left)",
-                         done, total, time.monotonic() - began, left)
+        with Progress(ANCHORS, PROGRESS_LABEL, total, unit="built", item="anchor",
+                      logger=_LOGGER) as work:
+            while True:
+                group = [preset for preset in self._background
+                         if preset.name not in self._anchors and preset.name not in self._failed
+                         ][:self._batch_size]
+                if not group:
+                    self.maker.release()
+                    break
+                try:
+                    self._build_group(group)
+                except EngineThreadStopped:
+                    return  # shutting down
+                work.set(total - self.background_left)
+            work.log()
 
     def _build_group(self, group: list[VoicePreset]) -> None:
         assert self.worker is not None

@@ -19,13 +19,15 @@ import dataclasses
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from wyoming_omnivoice.anchors.plan import anchor_maker
 from wyoming_omnivoice.app import startup
 from wyoming_omnivoice.app.config import Config, parse_config, validate
 from wyoming_omnivoice.app.metrics import Gauges, start_metrics
 from wyoming_omnivoice.app.serve import serve
+from wyoming_omnivoice.app.startup_page import StartupPage
+from wyoming_omnivoice.app.startup_status import StartupStatus
 from wyoming_omnivoice.app.startup_timing import StartupTiming
 from wyoming_omnivoice.errors import StartupError
 from wyoming_omnivoice.speech import (
@@ -38,9 +40,10 @@ from wyoming_omnivoice.speech import (
     warm_up_after_ready,
 )
 from wyoming_omnivoice.voices.assets import WorkerEncoder, prepare_voices
+from wyoming_omnivoice.voices.household import household_file
 from wyoming_omnivoice.voices.library import VoiceLibrary
 from wyoming_omnivoice.voices.listing import list_voices
-from wyoming_omnivoice.web.options import web_options
+from wyoming_omnivoice.web.options import WebOptions, web_options
 from wyoming_omnivoice.wyoming_protocol.connection import ConnectionLimits
 from wyoming_omnivoice.wyoming_protocol.context import WyomingContext, WyomingSettings
 
@@ -73,17 +76,36 @@ def scheduling_choice(deterministic: bool = False) -> str:
 def start(config: Config) -> int:
     """Blocking start-up then serving; returns the process exit code."""
     timing = StartupTiming()
-    from wyoming_omnivoice import DecodeOptions
+    from wyoming_omnivoice import DecodeOptions  # noqa: F401  (the imports' time, next)
 
     timing.mark("imports")
     args = validate(config)
+    status = StartupStatus()
+    web = web_options(args)
+    page = StartupPage(web, status) if web is not None else None
+    if page is not None:
+        page.start()  # the studio page says what the first start does, from now on
+    try:
+        return _start(args, timing, status, web, page)
+    finally:
+        if page is not None:
+            page.stop()
+
+
+def _start(args: Config, timing: StartupTiming, status: StartupStatus, web: WebOptions | None,
+           page: StartupPage | None) -> int:
+    """The start after the flags: each phase told to ``status``; then serving."""
+    from wyoming_omnivoice import DecodeOptions
+
     data_dir = args.data_path
     catalog, failed_folders = startup.load_catalog(args)
     timing.mark("voices")
+    status.enter("model")
     include_cloning = any(preset.is_cloned for preset in catalog)
     model_dir = startup.resolve_model_dir(args.model_dir, args.data_path, args.manifest,
                                           include_cloning=include_cloning)
     timing.mark("model files")
+    status.enter("engine")
     if args.download_only:
         _LOGGER.info("Model ready in %s (--download-only: not serving)", model_dir)
         return 0
@@ -91,6 +113,7 @@ def start(config: Config) -> int:
                                  allow_tf32=args.allow_tf32, cache_dir=data_dir,
                                  prefix_cache=args.prefix_cache)
     timing.mark("engine", engine.load_seconds)
+    status.enter("voices")
     options = DecodeOptions(num_step=args.num_steps_on(engine.device),
                             guidance_scale=args.guidance_scale)
     maker = anchor_maker(args.canonical_anchors, engine, options, model_dir, data_dir,
@@ -100,11 +123,13 @@ def start(config: Config) -> int:
                                     maker=maker)
     timing.mark("anchors")
     failed_folders |= set(catalog.names) - set(served.names)
-    voices = VoiceLibrary(served, args.voice, assets)  # the one owner of the voices served
+    # The one owner of the voices served, with the household's voice per language.
+    voices = VoiceLibrary(served, args.voice, assets, household=household_file(data_dir))
     make_request = make_request_factory(voices, args.normalize_text, args.deterministic)
     default = voices.default()
     warm_request = check_default_voice(default, make_request)
     timing.mark("default voice checked")
+    status.enter("worker")
     _LOGGER.info("Model loaded on %s", engine.device.upper())
     args = dataclasses.replace(args, shutdown_timeout=args.shutdown_timeout_on(engine.device))
 
@@ -134,7 +159,7 @@ def start(config: Config) -> int:
         service=service,
         settings=WyomingSettings(
             samples_per_chunk=args.samples_per_chunk, streaming=not args.no_streaming,
-            max_gap=args.max_gap,
+            max_gap=args.max_gap, lead_in_ms=args.lead_in_ms,
             limits=ConnectionLimits(read_timeout=args.read_timeout,
                                     write_timeout=args.write_timeout,
                                     idle_timeout=args.idle_timeout,
@@ -151,14 +176,25 @@ def start(config: Config) -> int:
     voices.start_background()
     timing.mark("worker")
     side = None
-    web = web_options(args)
     if web is not None:
         from wyoming_omnivoice.web.wiring import web_starter
 
-        side = web_starter(web, service, options, engine.fingerprint, data_dir)
+        start_studio = web_starter(web, service, options, engine.fingerprint, data_dir, status)
+
+        async def side_with_studio() -> Callable[[], Awaitable[None]]:
+            if page is not None:  # the start-up page gives the address to the studio
+                await asyncio.to_thread(page.stop)
+            return await start_studio()
+
+        side = side_with_studio
+
+    def on_ready() -> None:
+        status.ready()
+        timing.report()
+
     code = 1
     try:
-        code = asyncio.run(serve(args, context, side, on_ready=timing.report))
+        code = asyncio.run(serve(args, context, side, on_ready=on_ready))
     finally:
         voices.close()
         service.close()

@@ -31,6 +31,7 @@ from wyoming_omnivoice.engine import default_num_steps
 from wyoming_omnivoice.errors import StartupError
 from wyoming_omnivoice.model.data_dir import prepare_data_dir
 from wyoming_omnivoice.web.options import INGRESS_PROXY, web_options
+from wyoming_omnivoice.wyoming_protocol.gap_guard import DEFAULT_LEAD_IN_MS
 
 _LOGGER = logging.getLogger("wyoming_omnivoice")
 
@@ -65,6 +66,7 @@ class Config:
     shutdown_timeout: float | None = None
     whole_first_sentence: bool = False
     max_gap: float = 2.0
+    lead_in_ms: int = DEFAULT_LEAD_IN_MS
     no_streaming: bool = False
     zeroconf: str | None = None
     list_voices: bool = False

@@ -4,8 +4,8 @@
 synthesize CLI (the same engine flags and defaults, so its anchors match the server's
 cache). The parsed flags become a typed, frozen :class:`.config.Config` once
 (:func:`.config.parse_config`); nothing past the CLI sees the ``argparse.Namespace``.
-The values' own parsers (``--max-gap``, ``--preload-languages``) raise ``ValueError``;
-:func:`flag_type` turns that into argparse's error here, at the flag layer.
+The values' own parsers (``--max-gap``, ``--lead-in-ms``, ``--preload-languages``) raise
+``ValueError``; :func:`flag_type` turns that into argparse's error here, at the flag layer.
 """
 
 from __future__ import annotations
@@ -23,7 +23,12 @@ from wyoming_omnivoice.anchors.lazy import DEFAULT_PRELOAD, preload_languages
 from wyoming_omnivoice.engine import PRECISIONS, default_num_steps, default_precision
 from wyoming_omnivoice.errors import one_line
 from wyoming_omnivoice.web.options import INGRESS_PROXY, TOKEN_ENV
-from wyoming_omnivoice.wyoming_protocol.gap_guard import DEFAULT_MAX_GAP_S, parse_max_gap
+from wyoming_omnivoice.wyoming_protocol.gap_guard import (
+    DEFAULT_LEAD_IN_MS,
+    DEFAULT_MAX_GAP_S,
+    parse_lead_in_ms,
+    parse_max_gap,
+)
 
 T = TypeVar("T")
 
@@ -41,8 +46,9 @@ def flag_type(parse: Callable[[str], T], name: str) -> Callable[[str], T]:
     return parse_flag
 
 
-#: ``--max-gap`` and ``--preload-languages`` as argparse reads them.
+#: ``--max-gap``, ``--lead-in-ms`` and ``--preload-languages`` as argparse reads them.
 max_gap_seconds = flag_type(parse_max_gap, "max_gap_seconds")
+lead_in_ms = flag_type(parse_lead_in_ms, "lead_in_ms")
 preload_languages_flag = flag_type(preload_languages, "preload_languages")
 
 DEFAULT_URI = "tcp://0.0.0.0:10200"
@@ -171,6 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="longest a client waits with nothing to play: while a piece of a reply is "
              "still decoding, short silences are sent inside the audio cycle (satellites "
              f"drop or wedge after 5 s); 0 turns this off (default: {DEFAULT_MAX_GAP_S:g})")
+    parser.add_argument(
+        "--lead-in-ms", type=lead_in_ms, default=DEFAULT_LEAD_IN_MS, metavar="MS",
+        help="silence before each reply's first audio (a stream's: its first sentence's "
+             "only), for satellites whose speaker wakes late and clips the first word; 0 "
+             f"turns it off (default: {DEFAULT_LEAD_IN_MS})")
     parser.add_argument(
         "--whole-first-sentence", action="store_true",
         help="decode a long first sentence whole instead of starting the audio with its "

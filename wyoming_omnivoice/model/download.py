@@ -98,7 +98,8 @@ def ensure_model(
     with quiet_hub_logs():
         for index, entry in enumerate(todo):
             try:
-                _fetch(entry, model_dir, models_root, record)
+                _fetch(entry, model_dir, models_root, record,
+                       f"file {index + 1} of {len(todo)}")
             except ModelError:
                 raise
             except Exception as err:  # network, HTTP and disk errors from huggingface_hub
@@ -160,14 +161,21 @@ def _hub_etag(stage: Path, entry: ManifestFile) -> str | None:
 
 
 def _fetch(entry: ManifestFile, model_dir: Path, models_root: Path,
-           record: VerifiedRecord) -> None:
-    """Download one file, verify it in the staging folder and move it into the model dir."""
+           record: VerifiedRecord, place: str = "") -> None:
+    """Download one file, verify it in the staging folder and move it into the model dir
+    (``place``: ``file 2 of 9``, for the progress lines)."""
     from huggingface_hub import hf_hub_download
+
+    # Imported here: it imports huggingface_hub, which a restart (files verified) never does.
+    from wyoming_omnivoice.model.download_progress import bar_class
 
     stage = _staging_dir(models_root, entry)
     stage.mkdir(parents=True, exist_ok=True)
     size_text = f" ({entry.size_text})" if entry.size_text else ""
-    _LOGGER.info("Downloading %s%s from %s", entry.local_name, size_text, entry.label)
+    where = f", {place}" if place else ""
+    _LOGGER.info("Downloading %s%s from %s%s", entry.local_name, size_text, entry.label, where)
+    bar = bar_class(f"Downloading {entry.local_name}" + (f" ({place})" if place else ""),
+                    entry.size or entry.approx_size)
     problem = ""
     for attempt in (1, 2):
         downloaded = Path(
@@ -178,6 +186,7 @@ def _fetch(entry: ManifestFile, model_dir: Path, models_root: Path,
                 local_dir=stage,
                 endpoint=_endpoint(),
                 force_download=attempt > 1,
+                tqdm_class=bar,
             )
         )
         checked = check_download(downloaded, entry, _hub_etag(stage, entry))

@@ -29,6 +29,7 @@ from wyoming_omnivoice.atomic import atomic_write
 from wyoming_omnivoice.model.file_hash import git_blob_sha1, sha256_file
 from wyoming_omnivoice.model.manifest import SHA256_RE, ManifestFile
 from wyoming_omnivoice.model.sizes import human_size
+from wyoming_omnivoice.progress import VERIFY, progress
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -137,7 +138,9 @@ def file_is_valid(model_dir: Path, entry: ManifestFile, record: VerifiedRecord) 
     if cached is not None and (expected_hash is None or cached == expected_hash):
         return True
     _LOGGER.info("Verifying %s (%s)", entry.local_name, human_size(stat.st_size))
-    actual = sha256_file(path)
+    with progress(VERIFY, f"Verifying {entry.local_name}", stat.st_size,
+                  logger=_LOGGER) as work:
+        actual = sha256_file(path, work.advance)
     if expected_hash is not None and actual != expected_hash:
         _LOGGER.warning(
             "%s has SHA-256 %s instead of %s (corrupted): fetching it again",
@@ -167,7 +170,8 @@ def check_download(path: Path, entry: ManifestFile, etag: str | None) -> Checked
     if entry.size is not None and size != entry.size:
         return Checked("", BY_MANIFEST, f"size {size} bytes, expected {entry.size}")
     _LOGGER.info("Verifying %s (%s)", entry.local_name, human_size(size))
-    actual = sha256_file(path)
+    with progress(VERIFY, f"Verifying {entry.local_name}", size, logger=_LOGGER) as work:
+        actual = sha256_file(path, work.advance)
     if entry.sha256 is not None:
         return _compare(actual, actual, entry.sha256, BY_MANIFEST, "SHA-256")
     etag = (etag or "").strip('"').lower()

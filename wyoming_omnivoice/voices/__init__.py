@@ -7,7 +7,9 @@ only this package of the voices (``tests/web/test_web_layer.py``).
 
 - `library`: `VoiceLibrary`, the one owner of the voices being served (catalogue, anchors,
   clone prompts, the folder watcher): routing, a request's voice part, live changes.
-- `catalog`: `VoicePreset`, `VoiceCatalog` (lookup, advertised languages, routing).
+- `catalog`: `VoicePreset`, `VoiceCatalog` (lookup, advertised languages, routing, the
+  household's voice per language), `Advertised` (an entry of the voice list).
+- `household`: the household's voices per language, kept in ``<data-dir>/studio/``.
 - `config`, `templates`, `ha_languages`, `language_list`: presets from YAML, per-language
   voices, the Home Assistant languages, a voice's languages as written.
 - `cloned`, `watch`: cloned voices from voice folders, and folders added while running.
@@ -29,6 +31,7 @@ from wyoming_omnivoice.lazy_exports import lazy_getattr
 
 __all__ = [
     "ANCHOR_SEED",
+    "Advertised",
     "Anchor",
     "Recording",
     "SavedVoiceError",
@@ -56,6 +59,7 @@ __all__ = [
 #: Public name -> the module that defines it (relative to this package).
 _PUBLIC = {
     "ANCHOR_SEED": "..anchors.cache",
+    "Advertised": "catalog",
     "Anchor": "..anchors.cache",
     "Recording": "saved",
     "SavedVoiceError": "saved",
@@ -87,6 +91,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.anchors.texts import anchor_text as anchor_text
     from wyoming_omnivoice.voices.assets import VoicePart as VoicePart
     from wyoming_omnivoice.voices.assets import cache_clone_prompt as cache_clone_prompt
+    from wyoming_omnivoice.voices.catalog import Advertised as Advertised
     from wyoming_omnivoice.voices.catalog import VoiceCatalog as VoiceCatalog
     from wyoming_omnivoice.voices.catalog import VoicePreset as VoicePreset
     from wyoming_omnivoice.voices.ha_languages import tags_for as tags_for

@@ -4,6 +4,12 @@ A preset is either *designed* (an OmniVoice instruct such as ``"female, british 
 optionally pinned to a cached anchor sample, see :mod:`.anchors`) or *cloned* (a reference
 recording and its transcript). Presets come from YAML (:mod:`.voices.config`) and voice
 folders (:mod:`.voices.cloned`).
+
+The catalog also holds the household's voices (:mod:`.household`): a voice chosen per
+language (a written tag: ``de``, ``pt-BR``) that speaks a request naming no voice in that
+language, and that the voice list (:meth:`VoiceCatalog.advertised`) puts first for that
+language, its description marked so that Home Assistant, which sorts a language's voices
+by description, lists it first too (a new pipeline takes the first).
 """
 
 from __future__ import annotations
@@ -29,6 +35,11 @@ _LOGGER = logging.getLogger(__name__)
 BUILTIN_SOURCE = "built-in voices.yaml"
 
 _CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+#: Put before the description of a household voice where it is advertised for its
+#: language: "(" sorts before every letter and digit, so Home Assistant's sorted list of
+#: the language's voices starts with it, and the person sees why.
+HOUSEHOLD_MARK = "(default) "
 
 
 @dataclass(frozen=True)
@@ -129,13 +140,41 @@ def _clip(value: str, limit: int = 80) -> str:
     return value if len(value) <= limit else value[:limit] + "..."
 
 
-class VoiceCatalog:
-    """All presets by name, in a stable order (built-ins first, then user additions)."""
+@dataclass(frozen=True)
+class Advertised:
+    """One entry of the voice list: a voice, its description and the tags it is listed for
+    (a household voice is listed twice when it also speaks languages it is not chosen for)."""
 
-    def __init__(self, presets: Iterable[VoicePreset]) -> None:
+    preset: VoicePreset
+    description: str
+    languages: list[str]
+
+
+def language_tags(written: str) -> tuple[str, ...]:
+    """The advertised tags a written language names (``de``: every German tag, ``pt-BR``:
+    Brazil's); () when it is no language."""
+    from wyoming_omnivoice.voices.language_list import parse_languages
+
+    try:
+        (language,), variant = parse_languages([written])
+    except ValueError:
+        return ()
+    probe = VoicePreset(name="-", description="", languages=(language,), variant=variant)
+    # The id too (a request may name ``yue``), unless a regional variant is named: a plain
+    # ``pt`` is not Brazil's.
+    return (*probe.advertised_languages(), *((language,) if variant is None else ()))
+
+
+class VoiceCatalog:
+    """All presets by name, in a stable order (built-ins first, then user additions), and
+    the household's voice per language (``household``: written tag -> voice name)."""
+
+    def __init__(self, presets: Iterable[VoicePreset],
+                 household: dict[str, str] | None = None) -> None:
         self._presets: dict[str, VoicePreset] = {}
         for preset in presets:
             self._presets[preset.name] = preset
+        self._household = dict(household or {})
 
     def __len__(self) -> int:
         return len(self._presets)
@@ -191,9 +230,64 @@ class VoiceCatalog:
     def speaks(self, preset: VoicePreset, language: str) -> bool:
         return VoiceCatalog([preset]).find_for_language(language) is not None
 
+    # ---- the household's voices ------------------------------------------------------
+
+    @property
+    def household(self) -> dict[str, str]:
+        """Written language tag -> the household's voice for it (a copy)."""
+        return dict(self._household)
+
+    def with_household(self, household: dict[str, str]) -> VoiceCatalog:
+        """The same voices with another choice of household voices."""
+        return VoiceCatalog(self, household)
+
+    def household_tags(self, written: str, preset: VoicePreset) -> list[str]:
+        """The tags ``preset`` is advertised with that the written language names."""
+        names = {tag.casefold() for tag in language_tags(written)}
+        return [tag for tag in preset.advertised_languages() if tag.casefold() in names]
+
+    def _household_order(self) -> list[tuple[str, str]]:
+        """The choices, a regional variant's (``pt-BR``) before its language's (``pt``)."""
+        return sorted(self._household.items(), key=lambda item: "-" not in item[0])
+
+    def household_voice(self, language: str) -> VoicePreset | None:
+        """The household's voice for a request's language (an id or a tag: ``de``,
+        ``de-AT``, ``pt-BR``), when one is chosen and served."""
+        wanted = language.replace("_", "-").casefold()
+        for written, name in self._household_order():
+            preset = self._presets.get(name)
+            if preset is not None and wanted in {
+                    tag.casefold() for tag in language_tags(written)}:
+                return preset
+        return None
+
+    def advertised(self) -> list[Advertised]:
+        """The voice list for clients: the household voices first, each for the tags of
+        its chosen languages, its description marked (:data:`HOUSEHOLD_MARK`); then every
+        voice in catalog order with the tags left."""
+        chosen: dict[str, list[str]] = {}
+        claimed: set[str] = set()  # a tag has one household voice (the variant's first)
+        for written, name in self._household_order():
+            preset = self._presets.get(name)
+            if preset is not None:
+                tags = chosen.setdefault(name, [])
+                tags += [t for t in self.household_tags(written, preset) if t not in claimed]
+                claimed.update(tags)
+        entries = [Advertised(self._presets[name], HOUSEHOLD_MARK + self._presets[name]
+                              .description, tags) for name, tags in chosen.items() if tags]
+        for preset in self:
+            left = [tag for tag in preset.advertised_languages()
+                    if tag not in chosen.get(preset.name, ())]
+            if left:
+                entries.append(Advertised(preset, preset.description, left))
+        return entries
+
     def best_for_language(self, language: str, default: VoicePreset) -> VoicePreset:
-        """The default voice if it speaks ``language``, else the first voice that does,
-        else the default voice."""
+        """The household's voice for ``language``, else the default voice if it speaks
+        it, else the first voice that does, else the default voice."""
+        household = self.household_voice(language)
+        if household is not None:
+            return household
         if self.speaks(default, language):
             return default
         return self.find_for_language(language) or default
@@ -202,14 +296,15 @@ class VoiceCatalog:
               language: str | None = None) -> VoiceRoute:
         """The voice for a request naming ``name`` and/or ``language`` (both optional).
 
-        - Neither: the default voice.
+        - Neither: the household's voice of the default voice's language, else the
+          default voice.
         - A known name (exact, else ignoring case): that voice.
         - An unknown name: the best voice for the request's language (``language`` if
           given, else the language its ``<language>-`` prefix names, as in ``de-female``,
           else the default voice's), with a note to log; never an error, so a voice saved
           in a client and later removed still speaks.
-        - Only a language: the best voice for it; the default voice (with a note) when no
-          voice speaks it.
+        - Only a language: the best voice for it (the household's first); the default
+          voice (with a note) when no voice speaks it.
         """
         fallback = self._presets[default]
         if name:
@@ -228,7 +323,7 @@ class VoiceCatalog:
                 return VoiceRoute(fallback, f"No voice speaks {_clip(language)!r}; using the "
                                             f"default voice {fallback.name!r}")
             return VoiceRoute(self.best_for_language(language, fallback))
-        return VoiceRoute(fallback)
+        return VoiceRoute(self.household_voice(fallback.advertised_languages()[0]) or fallback)
 
     def merged(self, presets: Iterable[VoicePreset]) -> VoiceCatalog:
         """A new catalog where ``presets`` add to or replace (by name) the current ones."""
@@ -238,4 +333,4 @@ class VoiceCatalog:
                 _LOGGER.info("Voice %r from %s replaces the one from %s", preset.name,
                              preset.source, merged[preset.name].source)
             merged[preset.name] = preset
-        return VoiceCatalog(merged.values())
+        return VoiceCatalog(merged.values(), self._household)

@@ -7,7 +7,9 @@ the default voice's name. It answers the questions a request asks of its voice (
 and takes every live change in one call (:meth:`VoiceLibrary.add`,
 :meth:`VoiceLibrary.remove`, voice folders found while running), so the Wyoming ``describe``,
 the HTTP voice list and the next request of any protocol see a change at once. Nobody else
-keeps a copy of the catalogue or of a voice's references.
+keeps a copy of the catalogue or of a voice's references. It also owns the household's
+voice per language (:mod:`.household`: :meth:`VoiceLibrary.choose_for`,
+:meth:`VoiceLibrary.unchoose`), kept in a file across restarts.
 
 Everything here is called on the event loop thread, except :meth:`VoiceLibrary.voice_part`
 (the text thread: it builds a missing anchor itself only before the worker runs),
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +39,8 @@ from wyoming_omnivoice.voices.assets import (
     folder_voice_watcher,
 )
 from wyoming_omnivoice.voices.catalog import VoiceCatalog, VoicePreset
+from wyoming_omnivoice.voices.household import read_household, write_household
+from wyoming_omnivoice.voices.language_list import VoiceLanguages, parse_languages
 
 if TYPE_CHECKING:
     from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest, VoicePrompt
@@ -46,16 +51,30 @@ if TYPE_CHECKING:
 _LOGGER = logging.getLogger(__name__)
 
 
+def written_language(language: str) -> str:
+    """A language as a voice's languages write it (``pt_br`` -> ``pt-BR``, ``German`` ->
+    ``de``); ValueError naming the fix when it is no language."""
+    return parse_languages([language]).written()[0]
+
+
 class VoiceLibrary:
     """The catalogue and every voice's references (see the module docstring)."""
 
     def __init__(self, catalog: VoiceCatalog, default_voice: str,
-                 assets: VoiceAssets | None = None) -> None:
+                 assets: VoiceAssets | None = None, household: Path | None = None) -> None:
+        #: The household's voices are read from ``household`` (its file) and kept there.
+        self._household_path = household
+        if household is not None:
+            catalog = catalog.with_household(read_household(household))
         self._catalog = catalog
         #: The default voice's name (``--voice``): never removed.
         self.default_voice = default_voice
         self._assets = assets if assets is not None else VoiceAssets()
         self._watcher: FolderVoiceWatcher | None = None
+        #: One choice of household voices at a time (its file written in turn), and every
+        #: change of the catalogue made whole (a choice comes from the studio's thread).
+        self._choosing = threading.Lock()
+        self._swap = threading.Lock()
 
     # ---- the catalogue ---------------------------------------------------------------
 
@@ -71,7 +90,8 @@ class VoiceLibrary:
         return name in self._catalog
 
     def default(self) -> VoicePreset:
-        return self._catalog.route(self.default_voice).preset
+        """The ``--voice`` voice (a request naming none may get the household's instead)."""
+        return self._catalog.route(self.default_voice, name=self.default_voice).preset
 
     def route(self, name: str | None = None, language: str | None = None) -> VoicePreset:
         """The voice for a request (an unknown name: the best voice of its language)."""
@@ -79,6 +99,54 @@ class VoiceLibrary:
         if route.note:
             _LOGGER.warning("%s", route.note)
         return route.preset
+
+    # ---- the household's voice per language -------------------------------------------
+
+    def choose_for(self, language: str, name: str) -> str:
+        """Make ``name`` the household's voice of ``language`` (an id or a regional tag),
+        kept in the file; returns the language as written (``de``, ``pt-BR``). ValueError
+        when the voice is unknown or does not speak it. Writes a small file: call it off
+        the event loop."""
+        preset = self.get(name)
+        if preset is None:
+            raise ValueError(f"There is no voice {name!r}")
+        written = written_language(language)
+        if not self._catalog.household_tags(written, preset):
+            speaks = VoiceLanguages(preset.languages, preset.variant).written()
+            raise ValueError(f"Voice {name!r} does not speak {written!r} (it speaks "
+                             f"{', '.join(speaks)})")
+        with self._choosing:
+            household = self._catalog.household
+            household[written] = name
+            self._keep(household)
+        _LOGGER.info("Voice %r is the household's voice for %s", name, written)
+        return written
+
+    def unchoose(self, language: str) -> bool:
+        """No household voice for ``language`` any more (kept in the file); False when
+        none was chosen. Writes a small file: call it off the event loop."""
+        written = written_language(language)
+        with self._choosing:
+            household = self._catalog.household
+            if household.pop(written, None) is None:
+                return False
+            self._keep(household)
+        _LOGGER.info("No household voice for %s any more", written)
+        return True
+
+    def unchoose_voice(self, name: str) -> None:
+        """The voice is no household's voice any more (before it is removed; writes a small
+        file: call it off the event loop)."""
+        with self._choosing:
+            household = self._catalog.household
+            if name in household.values():
+                self._keep({k: v for k, v in household.items() if v != name})
+
+    def _keep(self, household: dict[str, str]) -> None:
+        if self._household_path is not None:
+            write_household(self._household_path, household)
+        with self._swap:
+            self._catalog = self._catalog.with_household(household)
 
     # ---- what a voice brings to a request ---------------------------------------------
 
@@ -131,13 +199,18 @@ class VoiceLibrary:
         request and ``describe`` on, with their references (loop thread)."""
         self._assets.anchors.update(anchors or {})
         self._assets.prompts.update(prompts or {})
-        self._catalog = self._catalog.merged(presets)
+        with self._swap:
+            self._catalog = self._catalog.merged(presets)
 
     def remove(self, name: str) -> None:
         """A voice leaves the catalogue with its references (never the default voice)."""
         if name == self.default_voice:
             raise ValueError(f"{name!r} is the default voice (--voice); it cannot be removed")
-        self._catalog = VoiceCatalog(p for p in self._catalog if p.name != name)
+        if name in self._catalog.household.values():
+            self.unchoose_voice(name)  # (the studio does it first, off the event loop)
+        with self._swap:
+            self._catalog = VoiceCatalog((p for p in self._catalog if p.name != name),
+                                         self._catalog.household)
         self._assets.anchors.pop(name, None)
         self._assets.prompts.pop(name, None)
 

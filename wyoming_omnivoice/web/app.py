@@ -3,6 +3,10 @@
 :func:`create_app` builds the application (routes, the gatekeeping middlewares of
 :mod:`.security`, the static assets shipped in ``wyoming_omnivoice/web/static/``);
 :func:`start_web` binds it to ``--web-uri`` and returns the runner to clean up at the end.
+Without a studio (``studio=None``: the server is still starting, :mod:`.health`) it serves
+the page, its assets and ``/health``, and answers every studio call ``503 starting``; that
+first one runs in the start-up shell's thread and is replaced by the one in the server's
+loop once the server is ready.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from wyoming_omnivoice.web.health import HEALTH_KEY, Ready, StartupState, get_health
 from wyoming_omnivoice.web.options import WebOptions
 from wyoming_omnivoice.web.routes import PAGE_KEY, STUDIO_KEY, add_routes
 from wyoming_omnivoice.web.security import (
@@ -31,11 +36,15 @@ def static_dir() -> Path:
     return Path(str(resources.files("wyoming_omnivoice.web").joinpath("static")))
 
 
-def create_app(options: WebOptions, studio: Studio) -> web.Application:
+def create_app(options: WebOptions, studio: Studio | None,
+               health: StartupState | None = None) -> web.Application:
     app = web.Application(middlewares=[security_headers, json_errors, gate],
                           client_max_size=options.limits.max_body_bytes)
     app[OPTIONS_KEY] = options
-    app[STUDIO_KEY] = studio
+    if studio is not None:
+        app[STUDIO_KEY] = studio
+    app[HEALTH_KEY] = health if health is not None else Ready()
+    app.router.add_get("/health", get_health)
     app[PAGE_KEY] = (static_dir() / "index.html").read_text(encoding="utf-8")
     add_routes(app)
     app.router.add_post("/api/login", login)
@@ -43,13 +52,17 @@ def create_app(options: WebOptions, studio: Studio) -> web.Application:
     return app
 
 
-async def start_web(options: WebOptions, studio: Studio) -> web.AppRunner:
+async def start_web(options: WebOptions, studio: Studio | None,
+                    health: StartupState | None = None) -> web.AppRunner:
     """Listen on ``--web-uri``; OSError when the address cannot be bound."""
-    runner = web.AppRunner(create_app(options, studio), access_log=None,
+    runner = web.AppRunner(create_app(options, studio, health), access_log=None,
                            handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, options.host, options.port, reuse_address=True)
     await site.start()
+    if studio is None:
+        _LOGGER.info("Start-up page and /health on %s while the server starts", options.url)
+        return runner
     if options.ingress:
         where = f"behind Home Assistant ingress (only {options.ingress_proxy} is accepted)"
     elif options.loopback:

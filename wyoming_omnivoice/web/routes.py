@@ -19,6 +19,7 @@ from wyoming_omnivoice.voices import VoiceLanguages, VoicePreset, parse_language
 from wyoming_omnivoice.web import design as design_controls
 from wyoming_omnivoice.web.audio_files import FORMATS, encode_audio
 from wyoming_omnivoice.web.errors import ApiError, bad_request
+from wyoming_omnivoice.web.health import starting
 from wyoming_omnivoice.web.security import BASE_PATH, OPTIONS_KEY
 from wyoming_omnivoice.web.studio import Studio
 from wyoming_omnivoice.web.takes import Design
@@ -29,7 +30,11 @@ STUDIO_KEY: web.AppKey[Studio] = web.AppKey("studio", Studio)
 
 
 def _studio(request: web.Request) -> Studio:
-    return request.app[STUDIO_KEY]
+    """The studio; ``503 starting`` while the server starts (:mod:`.health`)."""
+    studio = request.app.get(STUDIO_KEY)
+    if studio is None:
+        raise starting(request)
+    return studio
 
 
 async def json_body(request: web.Request) -> dict[str, Any]:
@@ -54,7 +59,10 @@ def _language(value: Any) -> VoiceLanguages:
 
 def voice_json(preset: VoicePreset, studio: Studio) -> dict[str, Any]:
     kind = studio.saved.kind_of(preset.name)
+    household = studio.speech.catalog.household
     return {"name": preset.name, "description": preset.description,
+            "household_for": [language for language, name in household.items()
+                              if name == preset.name],
             "languages": VoiceLanguages(preset.languages, preset.variant).written(),
             "variant": preset.variant, "instruct": preset.instruct,
             "kind": "cloned" if preset.is_cloned else "designed",
@@ -165,6 +173,27 @@ RELOAD_NOTE = ("Saved. Wyoming clients see the voice at their next describe; Hom
                "integration (Settings > Devices & services > Wyoming Protocol > ... > Reload).")
 
 
+async def put_household_voice(request: web.Request) -> web.Response:
+    """``PUT /api/languages/{language}/voice {"voice": NAME}``: the household's voice of
+    the language (the one a request naming no voice in it speaks with, listed first)."""
+    body = await json_body(request)
+    studio = _studio(request)
+    name = body.get("voice")
+    language = await studio.choose_for(request.match_info["language"], name)
+    return web.json_response({"language": language, "voice": name, "note": RELOAD_NOTE})
+
+
+async def delete_household_voice(request: web.Request) -> web.Response:
+    """``DELETE /api/languages/{language}/voice``: no household voice for it any more."""
+    cleared = await _studio(request).unchoose(request.match_info["language"])
+    return web.json_response({"language": request.match_info["language"], "voice": None,
+                              "cleared": cleared, "note": RELOAD_NOTE})
+
+
+async def get_household(request: web.Request) -> web.Response:
+    return web.json_response({"household": _studio(request).speech.catalog.household})
+
+
 async def patch_voice(request: web.Request) -> web.Response:
     body = await json_body(request)
     studio = _studio(request)
@@ -259,5 +288,8 @@ def add_routes(app: web.Application) -> None:
     app.router.add_patch("/api/voices/{name}", patch_voice)
     app.router.add_delete("/api/voices/{name}", delete_voice)
     app.router.add_get("/api/voices/{name}/export", export_voice)
+    app.router.add_get("/api/household", get_household)
+    app.router.add_put("/api/languages/{language}/voice", put_household_voice)
+    app.router.add_delete("/api/languages/{language}/voice", delete_household_voice)
     app.router.add_post("/v1/audio/speech", openai_speech)
     app.router.add_get("/v1/audio/voices", openai_voices)

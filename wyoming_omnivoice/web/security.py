@@ -38,8 +38,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 SESSION_COOKIE = "omnivoice_session"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-#: Paths served without a token: the page shell, its assets and the login.
-PUBLIC_PATHS = frozenset({"/", "/index.html", "/api/login"})
+#: Paths served without a token: the page shell, its assets, the login and ``/health``.
+PUBLIC_PATHS = frozenset({"/", "/index.html", "/api/login", "/health"})
 _INGRESS_PATH_RE = re.compile(r"^(/[A-Za-z0-9._~-]+)*$")
 OPTIONS_KEY: web.AppKey[WebOptions] = web.AppKey("web_options", WebOptions)
 BASE_PATH = "base_path"

@@ -277,7 +277,34 @@ class Studio:
                 raise ApiError(409, "default_voice", f"Voice {name!r} is the server's default "
                                "voice (--voice); start the server with another one first")
             await self._saving(self.saved.delete, name)
+            await asyncio.to_thread(self.speech.voices.unchoose_voice, name)
             self.speech.voices.remove(name)
+
+    # ---- the household's voice per language ---------------------------------------
+
+    async def choose_for(self, language: Any, name: Any) -> str:
+        """``name`` becomes the household's voice of ``language``; the language as
+        written (``de``, ``pt-BR``)."""
+        if not isinstance(language, str) or not language.strip():
+            raise bad_request("bad_language", "Name the language (e.g. de, pt-BR)")
+        name = checked_name(name)
+        async with self._writes:
+            if name not in self.speech.catalog:
+                raise not_found("no_such_voice", f"There is no voice {name!r}")
+            try:
+                return await asyncio.to_thread(self.speech.voices.choose_for, language, name)
+            except ValueError as err:
+                raise bad_request("bad_language", str(err)) from None
+
+    async def unchoose(self, language: Any) -> bool:
+        """No household voice for ``language`` any more; False when none was chosen."""
+        if not isinstance(language, str) or not language.strip():
+            raise bad_request("bad_language", "Name the language (e.g. de, pt-BR)")
+        async with self._writes:
+            try:
+                return await asyncio.to_thread(self.speech.voices.unchoose, language)
+            except ValueError as err:
+                raise bad_request("bad_language", str(err)) from None
 
     # ---- moving --------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from wyoming_omnivoice.speech import SpeechService
 from wyoming_omnivoice.voices import SavedVoices
+from wyoming_omnivoice.web.health import StartupState
 from wyoming_omnivoice.web.options import WebOptions
 from wyoming_omnivoice.web.speech import StudioSpeech
 from wyoming_omnivoice.web.studio import Studio
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def web_starter(options: WebOptions, service: SpeechService, decode_options: DecodeOptions,
-                fingerprint: str, data_dir: Path
+                fingerprint: str, data_dir: Path, health: StartupState | None = None
                 ) -> Callable[[], Awaitable[Callable[[], Awaitable[None]]]]:
     """Starts the web server in the running loop; returns its stop."""
     speech = StudioSpeech(service, options=decode_options, fingerprint=fingerprint,
@@ -27,7 +28,7 @@ def web_starter(options: WebOptions, service: SpeechService, decode_options: Dec
     async def start() -> Callable[[], Awaitable[None]]:
         from wyoming_omnivoice.web.app import start_web
 
-        runner = await start_web(options, studio)
+        runner = await start_web(options, studio, health)
         return runner.cleanup
 
     return start

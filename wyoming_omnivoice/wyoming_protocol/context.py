@@ -15,6 +15,7 @@ from wyoming.event import Event
 from wyoming_omnivoice.speech import SpeechService
 from wyoming_omnivoice.voices import VoiceCatalog
 from wyoming_omnivoice.wyoming_protocol.connection import ConnectionLimits
+from wyoming_omnivoice.wyoming_protocol.gap_guard import DEFAULT_LEAD_IN_MS
 from wyoming_omnivoice.wyoming_protocol.info import build_info
 from wyoming_omnivoice.wyoming_protocol.metrics_hooks import NoMetrics
 
@@ -31,6 +32,8 @@ class WyomingSettings:
     streaming: bool = True
     #: Longest wait of a client with nothing to play, in seconds (--max-gap; 0: off).
     max_gap: float = 2.0
+    #: Silence before each reply's first audio, in milliseconds (--lead-in-ms; 0: none).
+    lead_in_ms: int = DEFAULT_LEAD_IN_MS
     limits: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 

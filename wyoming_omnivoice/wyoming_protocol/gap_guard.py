@@ -16,6 +16,16 @@ instead of one long one. Silence counts as audio for the client, never for a fir
 figure (the metrics count it on its own: ``omnivoice_silence_seconds_total``).
 
 ``--max-gap 0`` turns the guard off.
+
+The lead-in (``--lead-in-ms``) is silence before a reply's first audio, for satellites whose
+speaker wakes late and clips the first word: it opens the reply's first audio cycle, right
+before its first speech (or before the guard's first silence, when the first piece is
+late), so a request that fails before any audio still gets its error first and an empty
+cycle. It is audio for the play clock like the guard's silence: the guard's next silence
+is due ``max_gap`` after the lead-in and what followed it have played. A *reply* is one
+request: a one-shot ``synthesize``, or a stream from ``synthesize-start`` to
+``synthesize-stop`` (only its first audio cycle gets it, not each sentence's). A request
+with nothing to say (its short silent cycle) gets none.
 """
 
 from __future__ import annotations
@@ -32,6 +42,12 @@ SILENCE_STEP_S = 0.25
 MARGIN_S = 0.2
 #: The smallest ``--max-gap`` (the guard must be able to act before it).
 MIN_MAX_GAP_S = 0.5
+#: The default lead-in (ms): with the 0.1 s of zeros and the 0.1 s fade-in our audio starts
+#: with, speech begins about 0.5 s in, which covers outputs that resume from suspend in
+#: 50-500 ms (USB and Bluetooth DACs, PipeWire/ALSA sinks); see docs/home-assistant.md.
+DEFAULT_LEAD_IN_MS = 300
+#: The longest ``--lead-in-ms``.
+MAX_LEAD_IN_MS = 5000
 
 
 class GapGuard:
@@ -65,3 +81,15 @@ def parse_max_gap(value: str) -> float:
     if seconds != 0 and not MIN_MAX_GAP_S <= seconds <= 60:
         raise ValueError(f"{value}: use 0 (off) or {MIN_MAX_GAP_S} to 60 seconds")
     return seconds
+
+
+def parse_lead_in_ms(value: str) -> int:
+    """``--lead-in-ms``: whole milliseconds from 0 (none) to :data:`MAX_LEAD_IN_MS`;
+    ValueError saying what to give."""
+    try:
+        ms = int(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a whole number of milliseconds") from None
+    if not 0 <= ms <= MAX_LEAD_IN_MS:
+        raise ValueError(f"{value}: use 0 (none) to {MAX_LEAD_IN_MS} ms")
+    return ms

@@ -91,7 +91,8 @@ class OmniVoiceEventHandler(Connection):
         self._output = OrderedOutput(self, context.sample_rate,
                                      finish=self._finish, abort=self._abort,
                                      guard=GapGuard(context.settings.max_gap),
-                                     write_silence=self.write_silence)
+                                     write_silence=self.write_silence,
+                                     lead_in_s=context.settings.lead_in_ms / 1000)
         #: This connection's requests that are not finished.
         self._requests: set[Request] = set()
         self._stream: OpenStream | None = None

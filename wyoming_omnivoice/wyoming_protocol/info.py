@@ -5,7 +5,7 @@ from __future__ import annotations
 from wyoming.info import Attribution, Info, TtsProgram, TtsVoice
 
 from wyoming_omnivoice import __version__
-from wyoming_omnivoice.voices import VoiceCatalog, VoicePreset
+from wyoming_omnivoice.voices import Advertised, VoiceCatalog
 
 PROGRAM_NAME = "omnivoice"
 PROGRAM_DESCRIPTION = "OmniVoice text to speech (k2-fsa) on onnxruntime"
@@ -16,23 +16,26 @@ CLONED_ATTRIBUTION = Attribution(
 )
 
 
-def voice_info(preset: VoicePreset) -> TtsVoice:
+def voice_info(entry: Advertised) -> TtsVoice:
+    preset = entry.preset
     return TtsVoice(
         name=preset.name,
-        description=preset.description,
+        description=entry.description,
         attribution=CLONED_ATTRIBUTION if preset.is_cloned else MODEL_ATTRIBUTION,
         installed=True,
         version=None,
-        languages=preset.advertised_languages(),
+        languages=entry.languages,
         speakers=None,
     )
 
 
 def build_info(catalog: VoiceCatalog, *, streaming: bool, healthy: bool = True) -> Info:
-    """Info with one installed TTS program; voices in catalog order (stable).
+    """Info with one installed TTS program; voices in catalog order (stable), the
+    household's voices first (:meth:`~wyoming_omnivoice.voices.VoiceCatalog.advertised`).
 
     Home Assistant shows a language's voices sorted by description (see config/voices.yaml
-    for how descriptions make the intended default come first).
+    for how descriptions make the intended default come first; a household voice's
+    description is marked so that it comes first for its language).
 
     ``healthy=False`` (the synthesis worker died) advertises the program as not installed,
     so health checks and Home Assistant see that the service cannot synthesize.
@@ -43,7 +46,7 @@ def build_info(catalog: VoiceCatalog, *, streaming: bool, healthy: bool = True) 
         attribution=MODEL_ATTRIBUTION,
         installed=healthy,
         version=__version__,
-        voices=[voice_info(preset) for preset in catalog],
+        voices=[voice_info(entry) for entry in catalog.advertised()],
         supports_synthesize_streaming=streaming,
     )
     return Info(tts=[program])

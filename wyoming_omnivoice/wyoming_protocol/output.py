@@ -11,11 +11,13 @@ The queue is bounded: a client that sends requests without reading the answers (
 One more closes that connection (:class:`OutputOverflow`); nobody else notices. Pieces of
 text are bounded already, by ``--max-text-length`` and ``--max-concurrent``.
 
-While a piece is still decoding, the gap guard (:mod:`.gap_guard`, ``--max-gap``) sends
-short silences inside its audio cycle, so the client never waits longer than that with
-nothing to play. A piece the speech service's pacing let an earlier piece speak
-(``source.absorbed``) writes nothing; the earlier piece ends its audio cycle where the last
-piece it spoke would have (``source.run``).
+A reply's first audio cycle opens with the lead-in (``--lead-in-ms``: silence for
+satellites whose speaker wakes late, :mod:`.gap_guard`). While a piece is still decoding,
+the gap guard (:mod:`.gap_guard`, ``--max-gap``) sends short silences inside its audio
+cycle, so the client never waits longer than that with nothing to play. A piece the speech
+service's pacing let an earlier piece speak (``source.absorbed``) writes nothing; the
+earlier piece ends its audio cycle where the last piece it spoke would have
+(``source.run``).
 """
 
 from __future__ import annotations
@@ -81,11 +83,13 @@ class OrderedOutput:
     def __init__(self, connection: Connection, sample_rate: int, *,
                  finish: Callable[[Request], None], abort: Callable[[], None],
                  guard: GapGuard | None = None,
-                 write_silence: Callable[[Event, float], Awaitable[None]] | None = None
-                 ) -> None:
+                 write_silence: Callable[[Event, float], Awaitable[None]] | None = None,
+                 lead_in_s: float = 0.0) -> None:
         self._connection = connection
         self._rate = sample_rate
         self._guard = guard if guard is not None and guard.enabled else None
+        #: Silence before each reply's first audio (``--lead-in-ms``), seconds.
+        self._lead_in_s = lead_in_s
         #: Writes a chunk of silence (the metrics count it apart from real audio).
         self._write_silence = write_silence
         self._finish = finish
@@ -184,8 +188,7 @@ class OrderedOutput:
             self._closes_after(piece, source.run - 1)
         if audio is not None and request.active and not absorbed:
             if piece.opens and pcm.cycle is not CycleState.OPEN:  # (silence may have opened it)
-                await self._write(audio_start_event(self._rate))
-                pcm.open()
+                await self._open_cycle(request)
             for chunk in pcm.push(audio_to_pcm(audio)):
                 await self._write_chunk(request, chunk)
         if pcm.cycle is CycleState.OPEN and ((closes and not absorbed) or not request.active):
@@ -222,7 +225,33 @@ class OrderedOutput:
         return AudioChunk(rate=self._rate, width=SAMPLE_WIDTH, channels=CHANNELS,
                           audio=pcm).event()
 
-    # ---- the gap guard ---------------------------------------------------------------
+    # ---- the lead-in and the gap guard ----------------------------------------------
+
+    async def _open_cycle(self, request: Request) -> None:
+        """``audio-start``; in the reply's first cycle, then its lead-in (``--lead-in-ms``),
+        whether its first speech or the gap guard's first silence opens it."""
+        await self._write(audio_start_event(self._rate))
+        request.pcm.open()
+        if self._lead_in_s <= 0 or request.lead_in_sent:
+            return
+        request.lead_in_sent = True
+        # Whole chunks (like the guard's), so every chunk but a cycle's last is whole.
+        chunk = bytes(request.pcm.chunk_bytes)
+        chunk_s = len(chunk) / (SAMPLE_WIDTH * CHANNELS * self._rate)
+        for _ in range(max(1, round(self._lead_in_s / chunk_s))):
+            await self._write_silent_chunk(request, chunk)
+        _LOGGER.debug("Lead-in: %.0f ms of silence before the reply's first audio",
+                      self._lead_in_s * 1000)
+
+    async def _write_silent_chunk(self, request: Request, pcm: bytes) -> None:
+        """A chunk of silence: audio for the client's play clock, silence for the metrics."""
+        seconds = len(pcm) / (SAMPLE_WIDTH * CHANNELS * self._rate)
+        event = self._chunk_event(pcm)
+        if self._write_silence is not None:
+            await self._write_silence(event, seconds)
+        else:
+            await self._write(event)
+        request.clock.sent(seconds, silence=True)
 
     async def _wait_for_audio(self, piece: Piece) -> Audio:
         """The piece's audio; while it decodes, silence whenever the client would wait too
@@ -246,8 +275,7 @@ class OrderedOutput:
     async def _send_silence(self, request: Request, seconds: float) -> None:
         pcm = request.pcm
         if pcm.cycle is not CycleState.OPEN:
-            await self._write(audio_start_event(self._rate))
-            pcm.open()
+            await self._open_cycle(request)
         rest = pcm.flush()  # the real audio still held back goes first, on its own
         if rest:
             await self._write_chunk(request, rest)
@@ -255,10 +283,5 @@ class OrderedOutput:
         chunk = bytes(pcm.chunk_bytes)
         chunk_s = len(chunk) / (SAMPLE_WIDTH * CHANNELS * self._rate)
         for _ in range(max(1, round(seconds / chunk_s))):
-            event = self._chunk_event(chunk)
-            if self._write_silence is not None:
-                await self._write_silence(event, chunk_s)
-            else:
-                await self._write(event)
-            request.clock.sent(chunk_s, silence=True)
+            await self._write_silent_chunk(request, chunk)
         _LOGGER.debug("Gap guard: %.2f s of silence while a piece decodes", seconds)

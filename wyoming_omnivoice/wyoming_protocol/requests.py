@@ -90,6 +90,8 @@ class Request:
     #: When the client runs out of audio: the gap guard's clock, shared with the pacing
     #: of the speech service (``speech.clock``).
     clock: PlayClock = field(default_factory=PlayClock)
+    #: The reply's lead-in was written (``--lead-in-ms``: once, before its first audio).
+    lead_in_sent: bool = False
 
     @property
     def active(self) -> bool:

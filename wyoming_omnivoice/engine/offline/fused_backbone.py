@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ from wyoming_omnivoice.engine.offline.fused_layout import (
 from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
 from wyoming_omnivoice.engine.runtime.probe import check_bidirectional
 from wyoming_omnivoice.engine.store.external_data import load_external_tensor
+from wyoming_omnivoice.progress import PREPARE, progress
 
 __all__ = ["LayoutNotFound", "build_fused", "build_probed", "repeat_kv_columns"]
 
@@ -132,7 +134,9 @@ def build_fused(model: onnx.ModelProto, source_dir: Path, target: Path,
     elem = TensorProto.FLOAT16 if dtype == "fp16" else TensorProto.FLOAT
     writer = _Writer(target, np.float16 if dtype == "fp16" else np.float32)
     try:
-        nodes = _emit(layout, _Reader(model, source_dir), writer, elem)
+        with progress(PREPARE, f"Preparing the {dtype}-fused backbone", len(layout.layers),
+                      unit="layers", logger=_LOGGER) as work:
+            nodes = _emit(layout, _Reader(model, source_dir), writer, elem, work.advance)
     finally:
         writer.close()
     graph = helper.make_graph(
@@ -181,8 +185,8 @@ def _io(model: onnx.ModelProto, name: str) -> onnx.ValueInfoProto:
     return copy
 
 
-def _emit(layout: BackboneLayout, read: _Reader, out: _Writer, elem: int
-          ) -> list[onnx.NodeProto]:
+def _emit(layout: BackboneLayout, read: _Reader, out: _Writer, elem: int,
+          layer_done: Callable[[], None] = lambda: None) -> list[onnx.NodeProto]:
     half = elem == TensorProto.FLOAT16
     nodes: list[onnx.NodeProto] = []
     heads, head_dim = layout.heads, layout.head_dim
@@ -267,6 +271,7 @@ def _emit(layout: BackboneLayout, read: _Reader, out: _Writer, elem: int
         gated = node("Mul", [silu, up], [f"{p}.gated"], f"{p}.gated")[0]
         down_w = out.add(f"{p}.down", read(layer.down))
         mlp_out = node("MatMul", [gated, down_w], [f"{p}.down_out"], f"{p}.down")[0]
+        layer_done()
     gamma = out.add("final_norm", read(layout.final_norm), keep_type=True)
     node("SkipSimplifiedLayerNormalization", [fp32(mlp_out), residual, gamma],
          ["hidden_states"], "final_norm", epsilon=eps)

@@ -39,16 +39,21 @@ pattern (a quantized weight also read by another node, subgraphs, float16 weight
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import TensorProto, external_data_helper, helper, numpy_helper
 
+from wyoming_omnivoice.engine.offline.onnx_order import tensors_in_save_order, topological_order
 from wyoming_omnivoice.engine.store.model_files import ModelError
+from wyoming_omnivoice.progress import PREPARE, Progress, progress
+
+_LOGGER = logging.getLogger("wyoming_omnivoice.engine.offline.prepare")
 
 #: onnx writes a tensor to the weights file when ``sys.getsizeof(raw_data)`` reaches this.
 SIZE_THRESHOLD = 1024
@@ -177,8 +182,17 @@ class _Plan:
         self.new_nodes: list[onnx.NodeProto] = []
         self.new_initializers: list[TensorProto] = []
         self.generated = {i.name for i in graph.input if i.name not in self.initializers}
+        self._on_weight: Callable[[], None] | None = None
 
-    def build(self, weights: _Weights) -> int:
+    def weights_to_quantize(self) -> int:
+        """How many weight matrices :meth:`build` quantizes (for the progress lines)."""
+        return len({node.input[1] for node in self.model.graph.node
+                    if node.op_type == "MatMul" and node.domain in ("", "ai.onnx")
+                    and self._is_float_initializer(node.input[1])})
+
+    def build(self, weights: _Weights, on_weight: Callable[[], None] | None = None) -> int:
+        """The quantized nodes planned (each weight's scales computed: ``on_weight``)."""
+        self._on_weight = on_weight
         count = 0
         for node in self.model.graph.node:
             if any(attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
@@ -272,6 +286,8 @@ class _Plan:
         array = weights.array(tensor)
         scales = column_scales(np.asarray(array))
         del array
+        if self._on_weight is not None:
+            self._on_weight()
         q_name, zp_name, scale_name = (f"{name}_quantized", f"{name}_zero_point",
                                        f"{name}_scale")
         columns = [int(tensor.dims[-1])]
@@ -299,69 +315,40 @@ class _Plan:
             if tensor.name in graph_inputs:
                 graph.input.remove(graph_inputs[tensor.name])
         del graph.node[:]
-        graph.node.extend(topological_order(self.new_nodes, graph))
+        try:
+            graph.node.extend(topological_order(self.new_nodes, graph))
+        except ValueError as err:  # not a DAG of known inputs
+            raise StreamingUnsupported(str(err)) from err
         self.model.producer_name, self.model.producer_version = PRODUCER
 
 
-def topological_order(nodes: list[onnx.NodeProto], graph: onnx.GraphProto
-                      ) -> list[onnx.NodeProto]:
-    """onnxruntime's quantizer's order: nodes without inputs first, then those ready once
-    the initializers and graph inputs (by sorted name) are known, then breadth first."""
-    waiting = [sum(1 for name in node.input if name) for node in nodes]
-    readers: dict[str, list[int]] = {}
-    ordered = [node for node, count in zip(nodes, waiting, strict=True) if count == 0]
-    for index, node in enumerate(nodes):
-        for name in node.input:
-            if name:
-                readers.setdefault(name, []).append(index)
-
-    def release(name: str) -> None:
-        for index in readers.get(name, ()):
-            waiting[index] -= 1
-            if waiting[index] == 0:
-                ordered.append(nodes[index])
-
-    for name in sorted({t.name for t in graph.initializer} | {i.name for i in graph.input}):
-        release(name)
-    position = 0
-    while position < len(ordered):
-        for name in ordered[position].output:
-            release(name)
-        position += 1
-    if len(ordered) != len(nodes):
-        raise StreamingUnsupported("the graph is not a DAG of known inputs")
-    return ordered
-
-
-def _tensors_in_save_order(model: onnx.ModelProto) -> Iterator[TensorProto]:
-    """onnx's order of tensors written to the weights file: initializers, then node
-    attribute tensors (``convert_attribute=True`` in onnxruntime's save)."""
-    yield from model.graph.initializer
-    for node in model.graph.node:
-        for attr in node.attribute:
-            if attr.HasField("t"):
-                yield attr.t
-            yield from attr.tensors
-    for function in model.functions:
-        for node in function.node:
-            for attr in node.attribute:
-                if attr.HasField("t"):
-                    yield attr.t
-                yield from attr.tensors
-
-
-def quantize_int8(model: onnx.ModelProto, weights_dir: Path, target: Path) -> int:
+def quantize_int8(model: onnx.ModelProto, weights_dir: Path, target: Path, *,
+                  label: str = "Preparing the int8 backbone") -> int:
     """Write the int8 form of ``model`` (a graph whose weights lie in ``weights_dir``) to
-    ``target`` and ``<target>.data``; returns the number of quantized products."""
+    ``target`` and ``<target>.data``; returns the number of quantized products. Two passes
+    over the weights, each logged weight by weight (:mod:`wyoming_omnivoice.progress`): the
+    scales, then the quantized weights written."""
     weights = _Weights(weights_dir)
     _infer(model, weights)
     plan = _Plan(model)
-    count = plan.build(weights)
+    total = plan.weights_to_quantize()
+    with progress(PREPARE, f"{label}, 1 of 2: scales", total, unit="weights",
+                  logger=_LOGGER) as work:
+        count = plan.build(weights, on_weight=work.advance)
     plan.finish()
+    with progress(PREPARE, f"{label}, 2 of 2: int8 weights written", len(plan.pending),
+                  unit="weights", logger=_LOGGER) as work:
+        _write(model, plan, weights, target, work)
+    return count
+
+
+def _write(model: onnx.ModelProto, plan: _Plan, weights: _Weights, target: Path,
+           work: Progress) -> None:
+    """The weights file in onnx's order, one tensor at a time, then the graph."""
     location = target.name + ".data"
     fd = os.open(target.with_name(location), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as data_file:
-        for tensor in _tensors_in_save_order(model):
+        for tensor in tensors_in_save_order(model):
             data = _tensor_bytes(tensor, plan, weights)
             if data is None:
                 continue
@@ -373,8 +360,9 @@ def quantize_int8(model: onnx.ModelProto, weights_dir: Path, target: Path) -> in
             else:
                 _set_inline(tensor, data)
             del data
+            if tensor.name in plan.pending:
+                work.advance()
     onnx.save_model(model, str(target))
-    return count
 
 
 def _tensor_bytes(tensor: TensorProto, plan: _Plan, weights: _Weights) -> bytes | None:

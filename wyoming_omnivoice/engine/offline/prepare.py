@@ -75,6 +75,7 @@ from wyoming_omnivoice.engine.store.prepared_store import (
     source_of,
     variant_lock,
 )
+from wyoming_omnivoice.progress import PREPARE, progress
 
 if TYPE_CHECKING:
     import onnx
@@ -122,7 +123,8 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
         try:
-            info = _build(paths, source, variant, staging)
+            with progress(PREPARE, f"Preparing the {variant} backbone", unit="steps"):
+                info = _build(paths, source, variant, staging)
             info.update(variant=variant, fingerprint=fingerprint, version=PREPARE_VERSION,
                         source=str(source), seconds=round(time.perf_counter() - start, 1),
                         files=file_records(staging))

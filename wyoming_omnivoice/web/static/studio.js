@@ -49,6 +49,64 @@ function option(value, label) {
 
 function showLogin() { $("login").hidden = false; $("token").focus(); }
 
+const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+// What the server is doing (GET health: 503 while starting, 200 once ready; JSON both);
+// null while it cannot be reached (the start-up page hands its address to the studio).
+async function health() {
+  try {
+    const response = await fetch("health", { credentials: "same-origin" });
+    return await response.json();
+  } catch (_) {
+    return null;
+  }
+}
+
+function showWork(list, work) {
+  list.replaceChildren();
+  for (const item of work) {
+    const row = document.createElement("li");
+    const label = document.createElement("div");
+    label.textContent = item.text;
+    const bar = document.createElement("progress");
+    bar.max = 100;
+    if (item.percent !== null) bar.value = item.percent;  // else: indeterminate
+    bar.setAttribute("aria-label", item.label);
+    row.append(label, bar);
+    list.append(row);
+  }
+}
+
+// The first start: the page shows what the server does until it is ready.
+async function waitUntilReady() {
+  document.body.classList.add("starting");
+  $("starting").hidden = false;
+  for (;;) {
+    const data = await health();
+    if (data) {
+      $("starting-message").textContent = data.doing || data.message;
+      showWork($("starting-work"), data.work || []);
+      if (data.ready) break;
+    }
+    await sleep(1000);
+  }
+  $("starting").hidden = true;
+  document.body.classList.remove("starting");
+}
+
+// Work the server still does after ready (the other voices' anchors), under the title.
+async function watchBackground() {
+  for (;;) {
+    const data = await health();
+    const line = $("background-work");
+    const work = data && data.ready ? data.work || [] : [];
+    line.hidden = work.length === 0;
+    line.textContent = work.length ? "In the background: " + work.map((w) => w.text).join("; ") : "";
+    if (data && !work.length) return;
+    await sleep(5000);
+  }
+}
+
 async function start() {
   try {
     state.info = await api("api/info");
@@ -57,9 +115,14 @@ async function start() {
     state.vocabulary = vocabulary;
     state.languages = languages.languages;
   } catch (err) {
+    if (err.code === "starting" || err instanceof TypeError) {  // TypeError: no answer yet
+      await waitUntilReady();
+      return start();
+    }
     if (err.status !== 401) fail("design-status", err);
     return;
   }
+  watchBackground();
   $("login").hidden = true;
   fillLanguages();
   buildControls();
@@ -328,12 +391,53 @@ function voiceRow(voice) {
   buttons.className = "buttons";
   buttons.append(button("Listen", () => listenVoice(voice)),
                  button("Export", () => exportVoice(voice)));
+  // The household's voice per language: a request naming no voice in it speaks with this
+  // one, and Home Assistant lists it first for that language.
+  for (const language of voice.languages) {
+    const name = languageName(language);
+    if (voice.household_for.includes(language)) {
+      const undo = button(`Stop using for ${name}`, () => unchooseVoice(language));
+      undo.dataset.household = language;
+      buttons.append(undo);
+    } else {
+      const use = button(`Use for ${name}`, () => chooseVoice(voice, language));
+      use.dataset.use = language;
+      buttons.append(use);
+    }
+  }
+  if (voice.household_for.length) {
+    const badge = document.createElement("span");
+    badge.className = "badge";
+    badge.textContent = "Household voice for " + voice.household_for.map(languageName).join(", ");
+    meta.append(" ", badge);
+  }
   if (voice.editable) {
     buttons.append(button("Edit", () => editVoice(voice, row)),
                    button("Delete", () => deleteVoice(voice), "danger"));
   }
   row.append(title, meta, buttons);
   return row;
+}
+
+function languageName(tag) {
+  const row = state.languages.find((l) => l.id === tag);
+  return row ? row.name : tag;
+}
+
+async function chooseVoice(voice, language) {
+  const data = await api(`api/languages/${encodeURIComponent(language)}/voice`,
+                         { method: "PUT", json: { voice: voice.name } });
+  await refreshVoices();
+  say("library-status", `${voice.name} is now the household's voice for ` +
+      `${languageName(data.language)}. ${data.note}`, "ok");
+}
+
+async function unchooseVoice(language) {
+  const data = await api(`api/languages/${encodeURIComponent(language)}/voice`,
+                         { method: "DELETE" });
+  await refreshVoices();
+  say("library-status", `No household voice for ${languageName(language)} any more. ` +
+      data.note, "ok");
 }
 
 async function listenVoice(voice) {
