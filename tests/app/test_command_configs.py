@@ -19,7 +19,7 @@ from wyoming_omnivoice.convert_anchors import AnchorsConfig, add_anchor_argument
 from wyoming_omnivoice.convert_prepare import PrepareConfig, add_prepare_arguments
 from wyoming_omnivoice.speech import audio_to_pcm
 from wyoming_omnivoice.synthesize import SynthesizeConfig, parse_synthesize_config, write_wav
-from wyoming_omnivoice.wyoming_protocol.gap_guard import parse_max_gap
+from wyoming_omnivoice.wyoming_protocol.gap_guard import parse_lead_in_ms, parse_max_gap
 
 
 def test_every_synthesize_flag_is_a_config_field_with_the_same_default() -> None:
@@ -63,6 +63,7 @@ def test_convert_prepare_and_anchors_are_typed_at_the_parser(tmp_path: Path) -> 
 @pytest.mark.parametrize(("parse", "bad", "message"), [
     (parse_max_gap, "soon", "'soon' is not a number of seconds"),
     (parse_max_gap, "61", "61: use 0 (off) or 0.5 to 60 seconds"),
+    (parse_lead_in_ms, "0.3", "'0.3' is not a whole number of milliseconds"),
     (preload_languages, "en,klingon", "klingon"),
 ])
 def test_value_parsers_raise_value_error_and_the_flag_layer_argparse_error(
