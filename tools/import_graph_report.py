@@ -43,7 +43,7 @@ LAYER = dict(ROOMS)
 ENGINE_FOLDERS = {room.removeprefix("engine.") for room, _ in ROOMS if room.startswith("engine.")}
 ENTRY_POINTS = {"__main__", "synthesize", "convert", "convert_anchors", "convert_prepare",
                 "health_check", "_moved"}
-UTILITIES = {"errors", "atomic", "user_files", "lazy_exports"}
+UTILITIES = {"errors", "atomic", "user_files", "lazy_exports", "progress"}
 #: A layout with ``server/`` held two rooms in one folder: these were the shell's.
 OLD_SERVER_SHELL = {"cli", "config", "flags", "startup", "startup_timing", "serve",
                     "listen_address", "memory_room", "metrics", "__init__"}
