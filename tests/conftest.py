@@ -53,6 +53,34 @@ def port() -> int:
     return free_port()
 
 
+# --------------------------------------------------------------------------- model fixtures
+
+#: The tiny model's two forms of graph I/O: as ``tests/fixtures/models/tiny`` holds it
+#: (float32 everywhere), and as the published files are (embeddings and heads graphs
+#: converted by the exporter's float16 pass, taking and giving float16).
+MODEL_IO = ("fp32-io", "fp16-io")
+
+
+@pytest.fixture(scope="session")
+def fp16io_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model with float16 embeddings and heads graphs, made like the published
+    ones (``tools/fp16io.py``: onnxconverter-common's ``convert_float_to_float16`` with the
+    exporter's default settings), built once per session in a temporary folder."""
+    from tools.fp16io import make_fp16io_dir
+
+    return make_fp16io_dir(TINY_MODEL, tmp_path_factory.mktemp("fp16io") / "tiny-fp16io")
+
+
+@pytest.fixture(scope="session", params=MODEL_IO)
+def tiny_model(request: pytest.FixtureRequest) -> Path:
+    """The tiny model folder, once per form of graph I/O (:data:`MODEL_IO`): every engine
+    test that takes it runs on both."""
+    if request.param == "fp32-io":
+        return TINY_MODEL
+    path: Path = request.getfixturevalue("fp16io_model")
+    return path
+
+
 # --------------------------------------------------------------------------- the slow marker
 
 #: Fixtures that start a server process: every test using one is ``slow``.

@@ -15,6 +15,7 @@ import argparse
 import json
 import logging
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -105,8 +106,9 @@ def record_goldens(args: argparse.Namespace, model, codec, facts: dict[str, Any]
 
 
 def variant_dir(out: Path) -> Path:
-    """Where the float16-output variant of ``out`` goes (``tiny`` -> ``tiny-fp16io``)."""
-    return out.with_name(out.name + "-fp16io")
+    """Where the float16-I/O variant of ``out`` goes: a temporary folder (the test suite
+    builds its own with ``tools/fp16io.py``; nothing of it is committed)."""
+    return Path(tempfile.gettempdir()) / f"omnivoice-{out.name}-fp16io"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,6 +66,7 @@ async def test_metrics_scraped_over_http_move_after_synthesis(server_factory) ->
     assert len(info) == 1
     assert dict(info[0])["device"] == "cpu"
     assert dict(info[0])["precision"] == "int8"  # --precision auto on the CPU
+    assert dict(info[0])["precision_fallback"] == ""  # int8 was prepared: no fallback
     # warm-up runs before the worker: nothing counted yet
     assert value(before, "omnivoice_requests_total", outcome="ok", code="") == 0
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import FIXTURES
@@ -32,10 +34,11 @@ def test_bucket_set_is_bounded_and_rounds_up() -> None:
 
 
 @pytest.fixture(scope="module", params=["packed", "rows"])
-def engines(request: pytest.FixtureRequest) -> tuple[Engine, Engine]:
+def engines(request: pytest.FixtureRequest, tiny_model: Path) -> tuple[Engine, Engine]:
     layout = request.param
-    return (Engine.load(TINY, device="cpu", layout=layout, buckets=False),
-            Engine.load(TINY, device="cpu", layout=layout, buckets=True, io_binding=True))
+    return (Engine.load(tiny_model, device="cpu", layout=layout, buckets=False),
+            Engine.load(tiny_model, device="cpu", layout=layout, buckets=True,
+                        io_binding=True))
 
 
 @pytest.mark.slow
@@ -112,11 +115,11 @@ def test_auto_layout_decodes_like_packed(frames: int) -> None:
 
 
 @pytest.mark.slow
-def test_split_layout_grids_and_buckets_are_exact() -> None:
+def test_split_layout_grids_and_buckets_are_exact(tiny_model: Path) -> None:
     """Split runs the conditional rows and the unconditional rows as two backbone inputs,
     each padded to its own bucket when buckets are on; the codes do not change."""
-    plain = Engine.load(TINY, device="cpu", layout="split")
-    bucketed = Engine.load(TINY, device="cpu", layout="split", buckets=True)
+    plain = Engine.load(tiny_model, device="cpu", layout="split")
+    bucketed = Engine.load(tiny_model, device="cpu", layout="split", buckets=True)
     for options in (DETERMINISTIC, DecodeOptions(num_step=10)):
         expected = plain.generate_codes_batch(REQUESTS, options=options)
         got = bucketed.generate_codes_batch(REQUESTS, options=options)

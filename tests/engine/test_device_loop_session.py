@@ -4,11 +4,11 @@ different steps, and whole batches, get exactly the host loop's codes."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import TINY_MODEL
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
 from wyoming_omnivoice.engine.decoding import device_selection
@@ -27,14 +27,14 @@ REQUESTS = [
 
 
 @pytest.fixture(scope="module")
-def host_engine() -> Engine:
-    return Engine.load(TINY_MODEL, device="cpu")
+def host_engine(tiny_model: Path) -> Engine:
+    return Engine.load(tiny_model, device="cpu")
 
 
 @pytest.fixture(scope="module")
-def device_engine() -> Engine:
+def device_engine(tiny_model: Path) -> Engine:
     """CUDA's code path on the CPU provider: IO binding, buckets, the device loop."""
-    return Engine.load(TINY_MODEL, device="cpu", io_binding=True, buckets=True,
+    return Engine.load(tiny_model, device="cpu", io_binding=True, buckets=True,
                        device_loop=True)
 
 

@@ -4,9 +4,10 @@ the same codes, bit for bit, deterministic and with seeded Gumbel noise."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
-from conftest import FIXTURES
 from device_loop_cases import OPTIONS, REQUESTS, items_of
 
 from wyoming_omnivoice import Engine
@@ -19,9 +20,9 @@ from wyoming_omnivoice.engine.decoding.device_selection import (
 from wyoming_omnivoice.engine.decoding.schedule import unmask_counts
 
 
-@pytest.fixture(scope="module", params=["tiny", "tiny-fp16io"])
-def engine(request: pytest.FixtureRequest) -> Engine:
-    return Engine.load(FIXTURES / "models" / request.param, device="cpu", io_binding=True,
+@pytest.fixture(scope="module")
+def engine(tiny_model: Path) -> Engine:
+    return Engine.load(tiny_model, device="cpu", io_binding=True,
                        buckets=True)
 
 
@@ -67,8 +68,9 @@ def test_a_graph_of_the_wrong_kind_is_refused(engine: Engine) -> None:
 
 
 @pytest.mark.parametrize("name", ["deterministic", "gumbel"])
-def test_device_loop_equals_host_decode_in_the_rows_layout(name: str) -> None:
-    engine = Engine.load(FIXTURES / "models" / "tiny", device="cpu", io_binding=True,
+def test_device_loop_equals_host_decode_in_the_rows_layout(name: str, tiny_model: Path
+                                                          ) -> None:
+    engine = Engine.load(tiny_model, device="cpu", io_binding=True,
                          buckets=True, layout="rows")
     options = OPTIONS[name]
     graph = selection_session(engine.graphs, guided=True,
@@ -81,8 +83,8 @@ def test_device_loop_equals_host_decode_in_the_rows_layout(name: str) -> None:
         np.testing.assert_array_equal(a, b)
 
 
-def test_device_loop_with_padded_rows() -> None:
-    engine = Engine.load(FIXTURES / "models" / "tiny", device="cpu", io_binding=True,
+def test_device_loop_with_padded_rows(tiny_model: Path) -> None:
+    engine = Engine.load(tiny_model, device="cpu", io_binding=True,
                          buckets=True)
     engine.decoder.row_buckets = (1, 2, 4, 8, 16)  # as with CUDA graphs: 3 items, 4 rows
     options = OPTIONS["gumbel"]

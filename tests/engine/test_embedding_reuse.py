@@ -18,8 +18,8 @@ TINY = Path(__file__).resolve().parents[1] / "fixtures" / "models" / "tiny"
 
 @pytest.mark.parametrize("layout", ["packed", "rows", "split"])
 def test_target_embeddings_written_into_the_first_steps_equal_the_whole_grids(
-        layout: str) -> None:
-    engine = Engine.load(TINY, device="cpu", layout=layout)
+        layout: str, tiny_model: Path) -> None:
+    engine = Engine.load(tiny_model, device="cpu", layout=layout)
     ref = engine.generate_codes("Nice to meet you.", num_frames=30,
                                 options=DecodeOptions(num_step=2))
     prompts = [engine.prompts.build("Hello there.", num_target=41, language="en",

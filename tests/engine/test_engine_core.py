@@ -20,9 +20,9 @@ DETERMINISTIC = DecodeOptions(position_temperature=0.0, class_temperature=0.0)
 
 
 @pytest.fixture(scope="module")
-def engine() -> Engine:
+def engine(tiny_model: Path) -> Engine:
     """Upstream's canvases (no minimum; ``test_min_canvas.py`` covers the default's)."""
-    return Engine.load(TINY, device="cpu", min_canvas_frames=0)
+    return Engine.load(tiny_model, device="cpu", min_canvas_frames=0)
 
 
 def copy_model(tmp_path: Path) -> Path:
@@ -148,9 +148,9 @@ def test_batch_equals_singles(engine: Engine, options: DecodeOptions) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("layout", ["rows", "split"])
-def test_every_layout_equals_packed_layout(layout: str) -> None:
-    packed_engine = Engine.load(TINY, device="cpu", layout="packed")
-    other = Engine.load(TINY, device="cpu", layout=layout)
+def test_every_layout_equals_packed_layout(layout: str, tiny_model: Path) -> None:
+    packed_engine = Engine.load(tiny_model, device="cpu", layout="packed")
+    other = Engine.load(tiny_model, device="cpu", layout=layout)
     for request in BATCH_REQUESTS:
         packed = packed_engine.generate_codes(**as_kwargs(request), options=DETERMINISTIC)
         got = other.generate_codes(**as_kwargs(request), options=DETERMINISTIC)
@@ -164,12 +164,14 @@ def test_every_layout_equals_packed_layout(layout: str) -> None:
             np.testing.assert_array_equal(a, b)
 
 
-def test_fp16_output_graphs_agree_closely() -> None:
-    """Graphs with float16 outputs (like the published root graphs) give the same argmax
-    tokens for nearly every cell of a forward pass. Whole decodes of a random tiny model
-    then diverge (one flipped early token changes the rest), so the per-forward agreement is
-    the measure; the full decode must still be complete and valid."""
-    fp16 = Engine.load(FIXTURES / "tiny-fp16io", device="cpu")
+def test_fp16_io_graphs_agree_closely(fp16io_model: Path) -> None:
+    """Embeddings and heads graphs that take and give float16 (like the published root
+    graphs) give the same argmax tokens for nearly every cell of a forward pass. Whole
+    decodes of a random tiny model then diverge (one flipped early token changes the rest),
+    so the per-forward agreement is the measure; the full decode must still be complete and
+    valid."""
+    fp16 = Engine.load(fp16io_model, device="cpu")
+    assert fp16.graphs.embeddings.outputs["inputs_embeds"].dtype == np.float16
     fp32 = Engine.load(TINY, device="cpu")
     one_forward = DecodeOptions(num_step=1, position_temperature=0.0)
     agreements = []

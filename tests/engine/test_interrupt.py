@@ -15,7 +15,6 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from conftest import TINY_MODEL
 from onnx import TensorProto, helper, numpy_helper
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
@@ -123,8 +122,8 @@ def test_a_terminated_options_object_is_reset_for_the_next_run() -> None:
 
 
 @pytest.fixture(scope="module")
-def engine() -> Engine:
-    return Engine.load(TINY_MODEL, device="cpu")
+def engine(tiny_model: Path) -> Engine:
+    return Engine.load(tiny_model, device="cpu")
 
 
 def test_a_stopped_background_step_runs_again_with_the_same_codes(

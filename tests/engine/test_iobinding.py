@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import FIXTURES
@@ -24,9 +26,9 @@ OPTIONS = [
 ]
 
 
-@pytest.fixture(scope="module", params=["tiny", "tiny-fp16io"])
-def engines(request: pytest.FixtureRequest) -> tuple[Engine, Engine]:
-    model = FIXTURES / request.param
+@pytest.fixture(scope="module")
+def engines(tiny_model: Path) -> tuple[Engine, Engine]:
+    model = tiny_model
     plain = Engine.load(model, device="cpu", io_binding=False)
     bound = Engine.load(model, device="cpu", io_binding=True)
     return plain, bound
@@ -61,17 +63,17 @@ def test_buffers_are_reused_across_decodes_of_one_shape(engines: tuple[Engine, E
     np.testing.assert_array_equal(first, again)
 
 
-def test_fp16_embedding_output_is_cast_on_the_device() -> None:
-    """tiny-fp16io's embeddings graph returns fp16; the runner adds a device-side cast."""
-    bound = Engine.load(FIXTURES / "tiny-fp16io", device="cpu", io_binding=True)
+def test_fp16_embedding_output_is_cast_on_the_device(fp16io_model: Path) -> None:
+    """The fp16-io embeddings graph returns fp16; the runner adds a device-side cast."""
+    bound = Engine.load(fp16io_model, device="cpu", io_binding=True)
     runner = bound.decoder.runner
     assert runner._embed_caster is not None
     codes = bound.generate_codes("Cast me.", options=DETERMINISTIC)
     assert codes.min() >= 0 and codes.max() < 1024
 
 
-def test_cuda_graph_request_is_a_no_op_on_cpu() -> None:
-    engine = Engine.load(FIXTURES / "tiny", device="cpu", cuda_graph=True)
+def test_cuda_graph_request_is_a_no_op_on_cpu(tiny_model: Path) -> None:
+    engine = Engine.load(tiny_model, device="cpu", cuda_graph=True)
     assert engine.decoder.backbone.cuda_graph is False
     # The CPU's run options only shrink the arena after each run; no capture entry.
     run_options = engine.decoder.backbone.run_options

@@ -24,8 +24,8 @@ OPTIONS = DecodeOptions(num_step=4)
 
 
 @pytest.fixture(scope="module")
-def engine() -> Engine:
-    return Engine.load(TINY, device="cpu")
+def engine(tiny_model: Path) -> Engine:
+    return Engine.load(tiny_model, device="cpu")
 
 
 def test_one_word_reply_decodes_at_least_the_minimum_canvas(engine: Engine) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -27,8 +28,8 @@ STEPS = 16
 
 
 @pytest.fixture(scope="module", params=["fp32", "int8"])
-def engine(request: pytest.FixtureRequest) -> Engine:
-    return Engine.load(TINY_MODEL, device="cpu", precision=request.param, prefix_cache=2)
+def engine(request: pytest.FixtureRequest, tiny_model: Path) -> Engine:
+    return Engine.load(tiny_model, device="cpu", precision=request.param, prefix_cache=2)
 
 
 def anchor() -> np.ndarray:

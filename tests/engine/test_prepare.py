@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from onnx import external_data_helper, numpy_helper
 
 from wyoming_omnivoice import DecodeOptions, Engine
 from wyoming_omnivoice.engine.graphs.rotary_table import shape_values_feeding_compute
+from wyoming_omnivoice.engine.loading import PrecisionUnavailable
 from wyoming_omnivoice.engine.offline import prepare
 from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, choose_providers
 from wyoming_omnivoice.engine.store import prepared_store
@@ -222,9 +224,26 @@ def test_a_failing_preparation_falls_back_to_the_published_backbone(
         raise RuntimeError("quantizer exploded")
 
     monkeypatch.setattr("wyoming_omnivoice.engine.loading.prepare_backbone", broken)
-    engine = Engine.load(TINY, device="cpu", precision="int8")
+    with caplog.at_level(logging.WARNING):
+        engine = Engine.load(TINY, device="cpu", precision="auto")  # int8 on the CPU
     assert engine.precision == "published"
-    assert "Could not prepare the int8 backbone (quantizer exploded)" in caplog.text
+    assert engine.precision_fallback == ("the int8 backbone could not be prepared: quantizer "
+                                         "exploded; tried again at the next start")
+    (line,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert line == f"Running the published backbone (slower): {engine.precision_fallback}"
+
+
+@pytest.mark.parametrize("asked", ["int8", "fp32", "fp16-fused"])
+def test_a_variant_asked_for_by_name_that_cannot_be_prepared_stops_the_load(
+        monkeypatch: pytest.MonkeyPatch, asked: str) -> None:
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise prepare.NotPreparable("its rotary embedding is not in the form this version "
+                                    "prepares")
+
+    monkeypatch.setattr("wyoming_omnivoice.engine.loading.prepare_backbone", broken)
+    with pytest.raises(PrecisionUnavailable, match=f"--precision {asked}: the {asked} "
+                       "backbone cannot be prepared from this model .its rotary"):
+        Engine.load(TINY, device="cpu", precision=asked)
 
 
 def test_the_probe_before_preparing_reads_only_the_first_attention_block() -> None:

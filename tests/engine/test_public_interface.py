@@ -72,7 +72,12 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 #: prepares a missing backbone variant at the first start (issue 31 leaves who prepares to
 #: its phase B).
 RUNTIME_INTO_OFFLINE = {("wyoming_omnivoice.engine.loading",
-                         "wyoming_omnivoice.engine.offline.prepare")}
+                         "wyoming_omnivoice.engine.offline.prepare"),
+                        # --check-model reads the patterns the preparation rewrites
+                        ("wyoming_omnivoice.engine.model_check",
+                         "wyoming_omnivoice.engine.offline.prepare"),
+                        ("wyoming_omnivoice.engine.model_check",
+                         "wyoming_omnivoice.engine.offline.fused_layout")}
 
 
 def _offline(name: str) -> bool:

@@ -3,6 +3,7 @@ running batch at a step boundary and each still gets exactly what it gets decode
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,14 +20,14 @@ LONG = " ".join(["The long text is decoded in chunks, one after the other, alway
 
 
 @pytest.fixture(scope="module")
-def engine() -> Engine:
-    return Engine.load(TINY_MODEL, device="cpu")
+def engine(tiny_model: Path) -> Engine:
+    return Engine.load(tiny_model, device="cpu")
 
 
 @pytest.fixture(scope="module")
-def bound_engine() -> Engine:
+def bound_engine(tiny_model: Path) -> Engine:
     """The IO-binding step runner on the CPU, with length buckets (CUDA's code path)."""
-    return Engine.load(TINY_MODEL, device="cpu", io_binding=True, buckets=True)
+    return Engine.load(tiny_model, device="cpu", io_binding=True, buckets=True)
 
 
 def req(text: str, seed: int, **kwargs: Any) -> SynthesisRequest:

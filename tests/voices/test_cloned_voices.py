@@ -121,9 +121,11 @@ def test_no_voices_folder_means_no_voices(tmp_path: Path) -> None:
         (lambda d: make_voice(d, "bob", meta="normalize_text: maybe\n"),
          r"normalize_text must be true or false"),
         (lambda d: make_voice(d, "bad name"), r"Invalid voice name 'bad name'"),
+        (lambda d: make_voice(d, "bob", meta='description: "Bob \\ud800"\n'),
+         r"voice\.yaml: description: The text holds a lone surrogate U\+D800"),
     ],
     ids=["no-transcript-file", "blank-transcript", "no-audio", "bad-language", "unknown-key",
-         "bad-yaml", "bad-bool", "bad-name"],
+         "bad-yaml", "bad-bool", "bad-name", "lone-surrogate"],
 )
 def test_broken_folders_are_skipped_or_raise(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, setup: Any, message: str

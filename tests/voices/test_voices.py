@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,11 @@ def test_bare_list_document_is_accepted() -> None:
         ({"name": "x", "languages": ["en"], "reference_text": "hi"},
          ["reference_text needs reference_audio"]),
         ("just a string", ["must be a mapping"]),
+        # a YAML escape writes what no text holds: that voice's problem, not describe's
+        ({"name": "x", "instruct": "male", "languages": ["en"], "description": "Ann \ud800"},
+         ["'description'", "lone surrogate U+D800"]),
+        ({"name": "x", "instruct": "male, \udc00", "languages": ["en"]},
+         ["'instruct'", "lone surrogate U+DC00"]),
     ],
 )
 def test_bad_entries_name_file_entry_and_fix(entry, needles: list[str]) -> None:
@@ -195,3 +201,21 @@ def test_info_lists_voices_in_order_with_attribution() -> None:
     assert {"en", "zh"} <= languages
     unhealthy = build_info(catalog, streaming=False, healthy=False).tts[0]
     assert not unhealthy.installed and not unhealthy.supports_synthesize_streaming
+
+
+def test_a_voices_file_with_a_lone_surrogate_skips_that_voice_only(tmp_path: Path) -> None:
+    """Written as a YAML escape, as an operator's editor or a script could; the other voices
+    are served and ``info`` is built (describe answers everyone)."""
+    path = tmp_path / "voices.yaml"
+    path.write_text('voices:\n'
+                    '  - {name: bad, instruct: male, languages: [en], description: "A \\ud800"}\n'
+                    '  - {name: good, instruct: female, languages: [en], description: "B\\x07c"}\n',
+                    encoding="utf-8")
+    problems: list = []
+    presets = load_voices_file(path, problems)
+    assert [p.name for p in presets] == ["good"]
+    assert presets[0].description == "B c"  # a control character: a space
+    assert len(problems) == 1 and "U+D800" in str(problems[0])
+    event = build_info(VoiceCatalog(presets), streaming=True).event()
+    # as the wyoming library writes it: UTF-8 JSON, which no lone surrogate survives
+    json.dumps(event.to_dict(), ensure_ascii=False).encode("utf-8")

@@ -27,10 +27,13 @@ def test_the_page_shows_the_first_start_then_the_studio(tmp_path: Path,
         browser.driver.get(f"http://127.0.0.1:{first.web_port}/")
         browser.wait(lambda: browser.by_id("starting").is_displayed(), "the start-up panel")
         assert not browser.by_id("design").is_displayed()  # the studio waits for ready
-        message = browser.wait(
-            lambda: (text := browser.by_id("starting-message").text).startswith(
-                "Downloading ") and text, "the download on the page")
-        assert "(file " in message and " of " in message
+        browser.wait(lambda: browser.by_id("starting-message").text == "Downloading the model",
+                     "the download on the page")
+        # Under it, each file's download with its number and its bar.
+        work = browser.wait(
+            lambda: (text := browser.by_id("starting-work").text).startswith(
+                "Downloading ") and "(file " in text and text, "a file's download on the page")
+        assert " of " in work
         bars = browser.css("#starting-work progress")
         assert bars and bars[0].get_attribute("max") == "100"
         browser.shot("first-start-downloading")

@@ -111,7 +111,9 @@ async def recoverable_case(server: ServerProcess, data: bytes, code: str,
         await assert_still_usable(raw)
     finally:
         await raw.close()
-    return error_of(events)
+    error = error_of(events)
+    assert error["code"] == code, error
+    return error
 
 
 # --------------------------------------------------------------------------- frame-level
@@ -132,9 +134,21 @@ async def test_unparsable_or_non_object_header_closes_only_that_connection(
     await assert_server_serves(hardened_server)
 
 
-async def test_invalid_utf8_header(hardened_server: ServerProcess) -> None:
-    error = await fatal_case(hardened_server, b"{\"type\": \"describe\xff\xfe\"}\n",
-                             "invalid-frame")
+async def test_invalid_utf8_header_that_reads_as_json_costs_that_event(
+        hardened_server: ServerProcess) -> None:
+    """The frame's lengths are known (the line reads as JSON around the bad bytes): only the
+    event is refused; a ``synthesize`` still ends with its ``audio-stop``."""
+    error = await recoverable_case(hardened_server, b"{\"type\": \"describe\xff\xfe\"}\n",
+                                   "invalid-event")
+    assert "UTF-8" in error["text"]
+    line = b"{\"type\": \"synthesize\", \"data\": {\"text\": \"K\xc3\"}}\n"
+    error = await recoverable_case(hardened_server, line, "invalid-event", one_shot=True)
+    assert "header line is not valid UTF-8" in error["text"]
+
+
+async def test_invalid_utf8_header_that_is_no_json_closes_that_connection(
+        hardened_server: ServerProcess) -> None:
+    error = await fatal_case(hardened_server, b"{\"type\": \xff\n", "invalid-frame")
     assert "UTF-8" in error["text"]
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import shutil
 from pathlib import Path
 from typing import Any
 
 from .higgs import HOP
 from .higgs import make_export_modules as make_codec_modules
 from .omnivoice_graphs import make_export_modules as make_llm_modules
-from .onnx_export import add_output_cast, export_graph, max_abs_diff_vs_torch
+from .onnx_export import export_graph, max_abs_diff_vs_torch
 
 logger = logging.getLogger(__name__)
 
@@ -174,12 +173,11 @@ def export_model_dir(model, codec, tokenizer_json: str, out_dir: Path) -> dict[s
 
 
 def export_fp16io_variant(src: Path, dst: Path) -> None:
-    """Copy ``src`` to ``dst`` with float16 outputs on the embeddings and heads graphs."""
-    if dst.exists():
-        shutil.rmtree(dst)
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(EMBEDDINGS + "*", HEADS + "*"))
-    add_output_cast(src / EMBEDDINGS, dst / EMBEDDINGS)
-    add_output_cast(src / HEADS, dst / HEADS)
+    """Copy ``src`` to ``dst`` with its embeddings and heads graphs converted to float16 as
+    the exporter's pass converted the published ones (``tools/fp16io.py``)."""
+    from fp16io import make_fp16io_dir  # tools/ is on sys.path (build_fixtures.py)
+
+    make_fp16io_dir(src, dst)
 
 
 def export_causal_backbone(model, dst: Path) -> float:

@@ -83,39 +83,6 @@ def _strip_metadata(proto) -> None:
     proto.doc_string = ""
 
 
-def add_output_cast(path: Path, out_path: Path, dtype: str = "float16") -> None:
-    """Copy a graph, appending a Cast of every float output to ``dtype``.
-
-    Mirrors the published root graphs that emit float16 while the weights may be fp32.
-    External data (if any) is re-saved next to ``out_path`` under its own basename.
-    """
-    import onnx
-    from onnx import TensorProto, helper
-
-    target = {"float16": TensorProto.FLOAT16}[dtype]
-    model = onnx.load(str(path), load_external_data=True)
-    graph = model.graph
-    for output in graph.output:
-        if output.type.tensor_type.elem_type != TensorProto.FLOAT:
-            continue
-        inner = output.name + "_fp32"
-        for node in graph.node:
-            for i, name in enumerate(node.output):
-                if name == output.name:
-                    node.output[i] = inner
-        graph.node.append(helper.make_node("Cast", [inner], [output.name], to=target))
-        output.type.tensor_type.elem_type = target
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    data_name = out_path.name + ".data"
-    has_external = path.with_name(path.name + ".data").exists()
-    if has_external:
-        onnx.save_model(model, str(out_path), save_as_external_data=True,
-                        all_tensors_to_one_file=True, location=data_name, size_threshold=1024)
-    else:
-        onnx.save_model(model, str(out_path))
-    onnx.checker.check_model(str(out_path))
-
-
 def ort_session(path: Path):  # -> onnxruntime.InferenceSession
     import onnxruntime as ort
 

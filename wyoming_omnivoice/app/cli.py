@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from wyoming_omnivoice.anchors.plan import anchor_maker
 from wyoming_omnivoice.app import startup
@@ -113,6 +114,7 @@ def _start(args: Config, timing: StartupTiming, status: StartupStatus, web: WebO
                                  allow_tf32=args.allow_tf32, cache_dir=data_dir,
                                  prefix_cache=args.prefix_cache)
     timing.mark("engine", engine.load_seconds)
+    status.model_notes = model_notes(engine)
     status.enter("voices")
     options = DecodeOptions(num_step=args.num_steps_on(engine.device),
                             guidance_scale=args.guidance_scale)
@@ -153,7 +155,8 @@ def _start(args: Config, timing: StartupTiming, status: StartupStatus, web: WebO
         SpeechSettings(sample_rate=engine.sample_rate,
                        max_text_length=args.max_text_length,
                        max_concurrent=args.max_concurrent,
-                       first_clause=not args.whole_first_sentence),
+                       first_clause=not args.whole_first_sentence,
+                       model_notes=model_notes(engine)),
         demand=demand)
     context = WyomingContext(
         service=service,
@@ -209,6 +212,35 @@ def _start(args: Config, timing: StartupTiming, status: StartupStatus, web: WebO
     return code
 
 
+def model_notes(engine: Any) -> tuple[str, ...]:
+    """How the engine runs other than intended, one line each (the studio's /api/info)."""
+    notes = []
+    fallback = getattr(engine, "precision_fallback", None)
+    if fallback:
+        notes.append(f"backbone: published, {fallback}")
+    rows = getattr(engine, "row_check", None)
+    if rows is not None and not rows.ok:
+        notes.append(f"backbone: one row per forward, {rows.reason}")
+    return tuple(notes)
+
+
+def check_model_files(config: Config) -> int:
+    """``--check-model``: the exit code of :func:`wyoming_omnivoice.engine.check_model`
+    (2 when the model folder cannot be had)."""
+    from wyoming_omnivoice.engine import check_model
+
+    try:
+        args = validate(config)
+        model_dir = startup.resolve_model_dir(args.model_dir, args.data_path, args.manifest,
+                                              include_cloning=False)
+    except StartupError as err:
+        sys.stderr.write(f"wyoming-omnivoice: error: {err}\n")
+        return 2
+    code: int = check_model(model_dir, device=args.device, precision=args.precision,
+                            cache_dir=args.data_path)
+    return code
+
+
 def run(argv: Sequence[str] | None = None) -> None:
     """Console entry point (``wyoming-omnivoice`` and ``python -m wyoming_omnivoice``)."""
     # onnxruntime otherwise writes a telemetry device id under ~/.cache/Microsoft; the server
@@ -220,6 +252,8 @@ def run(argv: Sequence[str] | None = None) -> None:
     _LOGGER.debug("Configuration: %s", config)
     if config.list_voices:  # no model, no server: the catalogue a start would serve
         sys.exit(list_voices(config.data_path, config.voices_file, config.voice))
+    if config.check_model:  # the model files as the engine would use them; no server
+        sys.exit(check_model_files(config))
     try:
         code = start(config)
     except StartupError as err:

@@ -70,6 +70,7 @@ class Config:
     no_streaming: bool = False
     zeroconf: str | None = None
     list_voices: bool = False
+    check_model: bool = False
     preload_languages: tuple[str, ...] = DEFAULT_PRELOAD
     canonical_anchors: str = "auto"
     debug: bool = False

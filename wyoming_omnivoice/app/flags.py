@@ -194,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="announce the server over mDNS for Home Assistant discovery "
                              "(needs a tcp:// URI; NAME defaults to 'omnivoice')")
     add_list_voices_argument(parser)
+    parser.add_argument(
+        "--check-model", action="store_true",
+        help="check the model files (--model-dir, else the one in --data-dir) as the engine "
+             "would use them, then exit: each graph's inputs and outputs, the backbone's "
+             "patterns, the variant of --precision prepared, the multi-row checks, one "
+             "step timed; exit code 1 on any problem (attach its output to a bug report)")
     add_language_arguments(parser)
     parser.add_argument("--debug", action="store_true", help="log DEBUG messages")
     parser.add_argument("--log-format", default=logging.BASIC_FORMAT,

@@ -13,8 +13,10 @@ What is measured, and where it comes from (the server's hooks are one line each)
   (:meth:`ServerMetrics.batch_done`);
 - requests in flight, jobs queued for the worker and open connections: gauges read at
   scrape time;
-- model, device and precision as an info metric; GPU memory (NVML, from the ``nvidia-ml-py``
-  package of the ``[gpu]`` extra) only when the engine runs on CUDA.
+- model, device and precision as an info metric (``precision_fallback``: why the published
+  backbone runs in place of the one ``--precision auto`` chose, empty when it does not);
+  GPU memory (NVML, from the ``nvidia-ml-py`` package of the ``[gpu]`` extra) only when the
+  engine runs on CUDA.
 
 :class:`NoMetrics` has the same hooks doing nothing: what the server uses without
 ``--metrics-uri``.
@@ -119,7 +121,8 @@ class ServerMetrics(NoMetrics):
     """The server's metrics on their own registry."""
 
     def __init__(self, sample_rate: int, gauges: Gauges, *, device: str, precision: str,
-                 fingerprint: str, version: str, num_steps: int) -> None:
+                 fingerprint: str, version: str, num_steps: int,
+                 precision_fallback: str | None = None) -> None:
         from prometheus_client import (
             CollectorRegistry,
             Counter,
@@ -159,7 +162,8 @@ class ServerMetrics(NoMetrics):
         Info(f"{PREFIX}_model", "Model fingerprint, device and precision in use",
              registry=reg).info({"fingerprint": fingerprint, "device": device,
                                  "precision": precision, "version": version,
-                                 "num_steps": str(num_steps)})
+                                 "num_steps": str(num_steps),
+                                 "precision_fallback": precision_fallback or ""})
         if device == "cuda":
             collector = GpuMemoryCollector.create()
             if collector is not None:
@@ -298,6 +302,7 @@ def start_metrics(uri: str | None, engine: Engine, gauges: Gauges,
         engine.sample_rate,
         gauges,
         device=engine.device, precision=engine.precision,
+        precision_fallback=getattr(engine, "precision_fallback", None),
         fingerprint=engine.fingerprint, version=__version__,
         num_steps=num_steps)
     worker.on_batch = metrics.batch_done

@@ -41,6 +41,9 @@ class StartupStatus:
         self._phase = "starting"
         self._began = time.monotonic()
         self._ready_after: float | None = None
+        #: How the model runs other than intended, once the engine is loaded (the published
+        #: backbone in place of the variant chosen, one row per forward): ``model_notes``.
+        self.model_notes: tuple[str, ...] = ()
 
     @property
     def phase(self) -> str:
@@ -76,4 +79,5 @@ class StartupStatus:
         return {"status": "ready" if ready else "starting", "ready": ready, "phase": shown,
                 "doing": doing, "message": message, "work": work,
                 "seconds": round(time.monotonic() - self._began, 1),
+                "model_notes": list(self.model_notes),
                 "ready_after_s": None if ready_after is None else round(ready_after, 1)}

@@ -41,6 +41,7 @@ __all__ = [
     "SynthesisRequest",
     "VoicePrompt",
     "advertised_language_code",
+    "check_model",
     "choose_providers",
     "default_num_steps",
     "default_precision",
@@ -72,6 +73,7 @@ _PUBLIC = {
     "HEADS": "store.model_files",
     "VOCODER": "store.model_files",
     "Engine": "core",
+    "check_model": "model_check",
     "ForwardInterrupt": "runtime.interrupt",
     "MIN_CANVAS_FRAMES": "core",
     "ModelError": "store.model_files",
@@ -120,6 +122,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.core import Engine as Engine
     from wyoming_omnivoice.engine.decoding.decoder import DecodeOptions as DecodeOptions
     from wyoming_omnivoice.engine.decoding.stepping import between_steps as between_steps
+    from wyoming_omnivoice.engine.model_check import check_model as check_model
     from wyoming_omnivoice.engine.planning import SynthesisRequest as SynthesisRequest
     from wyoming_omnivoice.engine.prompt.duration import estimate_num_frames as estimate_num_frames
     from wyoming_omnivoice.engine.prompt.instruct import instruct_vocabulary as instruct_vocabulary

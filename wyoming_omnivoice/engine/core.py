@@ -34,6 +34,7 @@ from wyoming_omnivoice.engine.decoding.device_selection import selection_session
 from wyoming_omnivoice.engine.forward.iobinding import StepRunner
 from wyoming_omnivoice.engine.forward.layouts import BUCKETS, bucket_for, natural_length
 from wyoming_omnivoice.engine.forward.prefix_cache import CachedBackbone, check_prefix_cache
+from wyoming_omnivoice.engine.forward.row_check import check_graph_set_rows
 from wyoming_omnivoice.engine.forward.target_embeddings import keep_text_table_on_host
 from wyoming_omnivoice.engine.loading import load_model_graphs
 from wyoming_omnivoice.engine.planning import (
@@ -88,8 +89,10 @@ class Engine:
             raise ValueError("min_canvas_frames must be a whole number of frames >= 0, "
                              f"not {min_canvas_frames!r}")
         self.paths = paths
-        #: The backbone variant in use (see :mod:`.precision`).
+        #: The backbone variant in use (see :mod:`.precision`), and why it is the published
+        #: one when another was asked for (None otherwise: :mod:`.loading`).
         self.precision = precision
+        self.precision_fallback = graphs.precision_fallback
         self.graphs = graphs
         started = time.perf_counter()
         self.prompts = PromptBuilder(paths.tokenizer)
@@ -111,8 +114,10 @@ class Engine:
         #: Where the time of the last :meth:`synthesize_batch` went (:mod:`.synthesis_stats`).
         self.last_synthesis = SynthesisStats()
         bucket_set = BUCKETS if use_buckets else None
+        #: Whether the backbone may run several rows per forward (:mod:`.row_check`).
+        self.row_check = check_graph_set_rows(graphs, precision)
         runner = None
-        if on_cuda if io_binding is None else io_binding:
+        if (on_cuda if io_binding is None else io_binding) and self.row_check.ok:
             runner = StepRunner(graphs.embeddings, backbone, graphs.hidden_size,
                                 cuda_graph=backbone.cuda_graph, buckets=bucket_set or (),
                                 target_embeddings=graphs.target_embeddings)
@@ -122,6 +127,7 @@ class Engine:
             row_buckets=ROW_BUCKETS if backbone.cuda_graph and use_buckets else None,
             max_positions=graphs.max_positions, cached_backbone=self._cached_backbone,
         )
+        self.decoder.one_row = not self.row_check.ok
         if runner is not None and (on_cuda if device_loop is None else device_loop):
             # Scoring, selection and the token update on the device (:mod:`.device_selection`)
             self.decoder.selection_graph = partial(selection_session, graphs)
@@ -184,8 +190,9 @@ class Engine:
         ``prepack`` False (CPU) keeps onnxruntime from copying the backbone's weights into
         its packed layouts: they are used where they lie in its read-only memory map of the
         weights file (little anonymous memory; for one-off work such as canonical anchors).
-        ``host_text_table`` keeps the text-embedding table in host memory (0.6 GB of GPU
-        memory at the real size) with IO binding: see :mod:`.target_embeddings`.
+        ``host_text_table`` keeps the text-embedding table in host memory (0.31 GB of GPU
+        memory at the real size: float16 in the published file) with IO binding: see
+        :mod:`.target_embeddings`.
         ``device_loop`` (default: on CUDA) runs each step's selection on the device.
         """
         check_prefix_cache(prefix_cache)

@@ -21,10 +21,12 @@ from wyoming_omnivoice.speech.errors import (
     INVALID_REQUEST,
     SHUTTING_DOWN,
     SYNTHESIS_FAILED,
+    TEXT_INVALID,
     TEXT_TOO_LONG,
     UNSUPPORTED_TEXT_FORMAT,
     WORKER_STOPPED,
     RequestError,
+    checked_text,
     request_error_for,
 )
 from wyoming_omnivoice.speech.pacing import PlayClock
@@ -53,6 +55,7 @@ __all__ = [
     "SHUTTING_DOWN",
     "SYNTHESIS_FAILED",
     "TEXT_FORMATS",
+    "TEXT_INVALID",
     "TEXT_TOO_LONG",
     "UNSUPPORTED_TEXT_FORMAT",
     "WORKER_STOPPED",
@@ -74,6 +77,7 @@ __all__ = [
     "WorkerStoppedError",
     "audio_to_pcm",
     "check_default_voice",
+    "checked_text",
     "make_request_factory",
     "request_error_for",
     "text_format_of",

@@ -8,9 +8,11 @@ ends properly (see :mod:`wyoming_omnivoice.wyoming_protocol.handler`).
 from __future__ import annotations
 
 from wyoming_omnivoice.speech.worker import BusyError, WorkerStoppedError
+from wyoming_omnivoice.text.characters import TextRefused, check_characters
 
 #: Error codes of request-level errors (the connection stays usable).
 TEXT_TOO_LONG = "text-too-long"
+TEXT_INVALID = "text-invalid"
 BUSY = "busy"
 INVALID_REQUEST = "invalid-request"
 INVALID_EVENT = "invalid-event"
@@ -40,10 +42,26 @@ def check_text_length(length: int, limit: int, *, streamed: bool = False) -> Non
                        "(--max-text-length)", TEXT_TOO_LONG)
 
 
+def text_invalid(err: TextRefused) -> RequestError:
+    """``text-invalid``: the text holds a character that cannot be spoken (which, where)."""
+    return RequestError(str(err), TEXT_INVALID)
+
+
+def checked_text(text: str) -> str:
+    """A request's whole text as the server takes it (:mod:`.text.characters`: surrogate
+    pairs joined, controls and noncharacters replaced by spaces), or ``text-invalid``."""
+    try:
+        return check_characters(text)
+    except TextRefused as err:
+        raise text_invalid(err) from None
+
+
 def request_error_for(err: BaseException) -> RequestError:
     """The request error to report for an exception from the worker or the engine."""
     if isinstance(err, RequestError):
         return err
+    if isinstance(err, TextRefused):
+        return text_invalid(err)
     if isinstance(err, BusyError):
         return RequestError(f"Server busy: {err}; try again shortly", BUSY)
     if isinstance(err, WorkerStoppedError):

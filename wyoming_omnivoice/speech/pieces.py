@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wyoming_omnivoice.speech.admission import Demand, RequestSlots, WaitingLine
-from wyoming_omnivoice.speech.errors import check_text_length
+from wyoming_omnivoice.speech.errors import check_text_length, text_invalid
 from wyoming_omnivoice.speech.jobs import Job
 from wyoming_omnivoice.speech.pacing import (
     PlannedPiece,
@@ -47,6 +47,7 @@ from wyoming_omnivoice.speech.request_builder import RequestBuilder
 from wyoming_omnivoice.speech.requests import Override, SpeechSettings
 from wyoming_omnivoice.speech.text_thread import TextThread
 from wyoming_omnivoice.speech.worker import InferenceWorker
+from wyoming_omnivoice.text.characters import StreamCharacters, TextRefused
 from wyoming_omnivoice.text.prepare import feed, prepare_streamed_sentence
 from wyoming_omnivoice.text.sentences import SentenceSplitter
 from wyoming_omnivoice.voices.catalog import VoicePreset
@@ -121,6 +122,8 @@ class Speech:
         self._last_started: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Task[Audio]] = set()
         self._splitter = SentenceSplitter(first_clause=tools.settings.first_clause)
+        #: The entry check of streamed text (characters, over the whole stream).
+        self._characters = StreamCharacters()
 
     @property
     def spoke(self) -> bool:
@@ -230,17 +233,27 @@ class Speech:
 
     async def add_text(self, chunk: str) -> list[AudioPiece]:
         """Streamed text: the pieces of the sentences it completes (``text-too-long`` past
-        the limit, counted over the whole stream)."""
+        the limit, counted over the whole stream; ``text-invalid`` for a character that
+        cannot be spoken, :mod:`.text.characters`)."""
         self.text_length += len(chunk)
         check_text_length(self.text_length, self._tools.settings.max_text_length,
                           streamed=True)
+        try:
+            chunk = self._characters.add(chunk)
+        except TextRefused as err:
+            raise text_invalid(err) from None
         sentences = await self._tools.text.prepare(len(chunk), feed, self._splitter, chunk)
         if not self.active:
             return []
         return self._say_sentences(sentences)
 
     def finish_text(self) -> list[AudioPiece]:
-        """The end of streamed text: the pieces of what is left."""
+        """The end of streamed text: the pieces of what is left (``text-invalid`` when its
+        last chunk ended with half a character that never got its other half)."""
+        try:
+            self._characters.finish()
+        except TextRefused as err:
+            raise text_invalid(err) from None
         return self._say_sentences(self._splitter.finish())
 
     def _say_sentences(self, sentences: list[str]) -> list[AudioPiece]:

@@ -51,3 +51,6 @@ class SpeechSettings:
     max_concurrent: int = 16
     #: A long first sentence is spoken from its first clause (off: --whole-first-sentence).
     first_clause: bool = True
+    #: How the model runs other than intended, one line each (the published backbone in
+    #: place of the variant chosen, one row per forward): shown by the studio's /api/info.
+    model_notes: tuple[str, ...] = ()

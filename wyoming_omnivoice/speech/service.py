@@ -10,13 +10,15 @@ live changes), which it asks and never copies.
 Two entries, one per kind of request:
 
 - :meth:`SpeechService.one_shot`: a whole text. Refused early (``shutting-down``,
-  ``text-too-long``), its voice routed, its turn waited for in a line when it comes with
-  one (the HTTP side's: :class:`.admission.WaitingLine`), its text prepared into pieces (on
-  the text thread when long), a slot given (or ``busy``): a :class:`.pieces.Speech` with every piece
-  handed over (``OneShotSpeech``), or None when there is nothing to say.
+  ``text-too-long``, ``text-invalid``: :mod:`.text.characters`), its voice routed, its turn
+  waited for in a line when it comes with one (the HTTP side's:
+  :class:`.admission.WaitingLine`), its text prepared into pieces (on the text thread when
+  long), a slot given (or ``busy``): a :class:`.pieces.Speech` with every piece handed over
+  (``OneShotSpeech``), or None when there is nothing to say.
 - :meth:`SpeechService.open_stream`: streamed text. Refused early, routed, admitted: a
   :class:`.pieces.Speech` that makes pieces sentence by sentence
-  (:meth:`Speech.add_text`, :meth:`Speech.finish_text`).
+  (:meth:`Speech.add_text`, :meth:`Speech.finish_text`), each chunk checked as it comes
+  (the same characters check, over the whole stream).
 
 The Speech makes its own pieces (planning, the engine request, the worker: :mod:`.pieces`);
 :meth:`Speech.close` frees the slot; :meth:`Speech.cancel` drops what is still pending (the
@@ -35,7 +37,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from wyoming_omnivoice.speech.admission import Demand, RequestSlots, WaitingLine
-from wyoming_omnivoice.speech.errors import BUSY, SHUTTING_DOWN, RequestError, check_text_length
+from wyoming_omnivoice.speech.errors import (
+    BUSY,
+    SHUTTING_DOWN,
+    RequestError,
+    check_text_length,
+    checked_text,
+)
 from wyoming_omnivoice.speech.pacing import PlayClock
 from wyoming_omnivoice.speech.pieces import AudioPiece, PieceTools, Speech
 from wyoming_omnivoice.speech.request_builder import RequestBuilder
@@ -136,9 +144,11 @@ class SpeechService:
         it, later pieces are paced to decode before then, without it they are as long as
         allowed. ``language``: the tag the request named (``pt-BR``), if any. ``line``: the
         request waits its turn in it before it takes a slot (the HTTP side's). Raises
-        RequestError (``shutting-down``, ``text-too-long``, ``busy``)."""
+        RequestError (``shutting-down``, ``text-too-long``, ``text-invalid``, ``busy``)
+        before any work is queued."""
         self.check_open()
         self.check_length(len(text))
+        text = checked_text(text)
         preset = voice if isinstance(voice, VoicePreset) else self.route(voice)
         if line is not None:
             await line.enter()

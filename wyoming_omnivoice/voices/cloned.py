@@ -29,6 +29,7 @@ from wyoming_omnivoice.engine import (
 )
 from wyoming_omnivoice.errors import one_line
 from wyoming_omnivoice.model.file_hash import sha256_file
+from wyoming_omnivoice.text.characters import TextRefused, check_characters
 from wyoming_omnivoice.user_files import (
     TEXT_LIMIT,
     UserFileError,
@@ -191,7 +192,10 @@ def _read_meta(path: Path) -> dict[str, Any]:
         if value is not None:
             if not isinstance(value, str | int | float) or not str(value).strip():
                 raise ValueError(f"{path}: {key} must be a non-empty text.")
-            meta[key] = str(value).strip()
+            try:
+                meta[key] = check_characters(str(value)).strip()
+            except TextRefused as err:
+                raise ValueError(f"{path}: {key}: {err}") from None
     written = [meta["language"]] if "language" in meta else None
     if "languages" in data:
         if written is not None:

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from wyoming_omnivoice.engine import normalize_instruct
+from wyoming_omnivoice.text.characters import TextRefused, check_characters
 from wyoming_omnivoice.user_files import (
     TEXT_LIMIT,
     VOICES_FILE_LIMIT,
@@ -113,7 +114,10 @@ def _parse_text(value: Any, key: str, label: str) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise VoiceConfigError(f"{label}: '{key}' must be a non-empty string")
-    return value.strip()
+    try:  # a YAML escape can write what no text holds (a lone surrogate): the voice's own
+        return check_characters(value).strip()  # problem, never describe's for everyone
+    except TextRefused as err:
+        raise VoiceConfigError(f"{label}: '{key}': {err}") from None
 
 
 def _check_instruct(instruct: str, text: str, label: str) -> None:

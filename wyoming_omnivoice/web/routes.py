@@ -86,6 +86,7 @@ async def get_info(request: web.Request) -> web.Response:
     return web.json_response({
         "version": __version__, "sample_rate": studio.speech.sample_rate,
         "default_voice": studio.speech.default_voice, "ingress": options.ingress,
+        "model_notes": list(studio.speech.model_notes),
         "token_required": options.token is not None and not options.ingress,
         "limits": dataclasses.asdict(options.limits)})
 
@@ -142,7 +143,11 @@ async def post_clone(request: web.Request) -> web.Response:
                                    f"limit of {limit} bytes (upload size limit)")
             audio = bytes(data)
         elif part.name in ("transcript", "language"):
-            fields[part.name] = (await part.text())[:10000]
+            try:
+                fields[part.name] = (await part.text())[:10000]
+            except (UnicodeDecodeError, LookupError) as err:  # not UTF-8 / unknown charset
+                raise bad_request("bad_form", f"The {part.name} is not text in UTF-8 "
+                                  f"(or its charset): {err}") from None
     if not audio:
         raise bad_request("recording_required", "Add a recording (WAV, FLAC or OGG)")
     (language,), variant = _language(fields.get("language", "en"))

@@ -78,6 +78,10 @@ class StudioSpeech:
     def default_voice(self) -> str:
         return self.voices.default_voice
 
+    @property
+    def model_notes(self) -> tuple[str, ...]:
+        return self.service.settings.model_notes
+
     async def anchor_of(self, preset: VoicePreset) -> Anchor | None:
         """The anchor a designed voice speaks with, built now (on the worker) when it was not
         preloaded; None for a voice without one."""

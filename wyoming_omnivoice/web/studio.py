@@ -20,6 +20,7 @@ from wyoming_omnivoice.speech import (
     RequestError,
     VoiceWish,
     WorkerStoppedError,
+    checked_text,
     request_error_for,
 )
 from wyoming_omnivoice.voices import (
@@ -56,6 +57,16 @@ def api_error_for(err: BaseException) -> ApiError:
     error = request_error_for(err)
     status = 503 if error.code in ("busy", "shutting-down", "worker-stopped") else 400
     return ApiError(status, error.code.replace("-", "_"), str(error))
+
+
+def checked_words(value: str) -> str:
+    """A text a client sent that the server keeps or reads (a description, a transcript),
+    through the speech service's entry check of characters: ``text_invalid`` for a lone
+    surrogate (it could not even be sent back in a Wyoming ``info``), controls cleaned."""
+    try:
+        return checked_text(value)
+    except RequestError as err:
+        raise api_error_for(err) from None
 
 
 def checked_name(name: Any) -> str:
@@ -146,7 +157,7 @@ class Studio:
         if not isinstance(transcript, str) or not transcript.strip():
             raise bad_request("transcript_required", "Type the exact words spoken in the "
                               f"recording. {NO_TRANSCRIPT_HINT}")
-        transcript = " ".join(transcript.split())
+        transcript = " ".join(checked_words(transcript).split())
         if len(transcript) > MAX_TRANSCRIPT:
             raise bad_request("transcript_too_long", f"The transcript is {len(transcript)} "
                               f"characters; the limit is {MAX_TRANSCRIPT} (transcript limit)")
@@ -184,7 +195,7 @@ class Studio:
         if not isinstance(value, str) or len(value) > MAX_DESCRIPTION:
             raise bad_request("bad_description", f"The description must be text of at most "
                               f"{MAX_DESCRIPTION} characters")
-        return str(" ".join(value.split())) or name
+        return str(" ".join(checked_words(value).split())) or name
 
     @staticmethod
     def _languages(values: Any, take: Design | None = None) -> VoiceLanguages:
@@ -330,14 +341,16 @@ class Studio:
         except ValueError as err:
             raise bad_request("bad_voice_file", str(err)) from None
         name = checked_name(rename) if rename else voice.name
+        description = checked_words(voice.description)
         async with self._writes:
             self._check_new_name(name)
             if voice.recording is not None:
                 assert voice.transcript is not None
+                transcript = checked_words(voice.transcript)
                 _kind, samples, rate = await decode_upload(voice.recording.data, self.limits)
-                prompt = await self._encode(samples, rate, voice.transcript)
-                return await self._keep_clone(name, voice.description, voice.languages,
-                                              voice.recording, voice.transcript, prompt)
+                prompt = await self._encode(samples, rate, transcript)
+                return await self._keep_clone(name, description, voice.languages,
+                                              voice.recording, transcript, prompt)
             assert voice.anchor is not None
-            return await self._keep_design(name, voice.description, voice.languages,
+            return await self._keep_design(name, description, voice.languages,
                                            voice.instruct, voice.speed, voice.anchor)

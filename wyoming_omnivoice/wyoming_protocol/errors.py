@@ -42,6 +42,9 @@ TOO_MANY_CONNECTIONS = "too-many-connections"
 
 
 def error_event(err: RequestError) -> Event:
-    """The ``error`` event for this failure (logged once, at info level)."""
+    """The ``error`` event for this failure (logged once, at info level). A message may
+    quote what a client sent (an event type, a field): a character that cannot be written
+    as UTF-8 (a lone surrogate) is written as its escape, so the event can be sent."""
     _LOGGER.info("Request error (%s): %s", err.code, err)
-    return Error(text=str(err) or err.code, code=err.code).event()
+    text = (str(err) or err.code).encode("utf-8", "backslashreplace").decode("utf-8")
+    return Error(text=text, code=err.code).event()

@@ -77,6 +77,7 @@ from wyoming_omnivoice.wyoming_protocol.wire import WireError, check_fields
 _LOGGER = logging.getLogger(__name__)
 
 _SYNTHESIZE = "synthesize"
+_SYNTHESIZE_CHUNK = "synthesize-chunk"
 _SYNTHESIZE_START = "synthesize-start"
 
 
@@ -117,6 +118,9 @@ class OmniVoiceEventHandler(Connection):
             await super().on_wire_error(err)
             return
         _LOGGER.warning("Bad frame from a client (%s): %s", err.code, err)
+        stream = self._stream
+        if err.event_type == _SYNTHESIZE_CHUNK and stream is not None:
+            stream.request.fail()  # its text has a hole: the rest is not spoken
         self._decline(err.event_type, RequestError(str(err), err.code))
 
     async def disconnect(self) -> None:
@@ -306,10 +310,16 @@ class OmniVoiceEventHandler(Connection):
         request = stream.request
         speech = request.speech
         if request.active and speech is not None:
-            for piece in speech.finish_text():
+            try:
+                pieces = speech.finish_text()
+            except RequestError as err:  # half a character left at the end
+                request.fail()
+                self._reply(error_event(err))
+                pieces = []
+            for piece in pieces:
                 self._queue(request, piece, opens=piece.starts_sentence,
                         closes=piece.ends_sentence, ends_request=False)
-            if not speech.spoke:
+            if request.active and not speech.spoke:
                 # Nothing to say (blank text): a silent audio cycle all the same, as for a
                 # one-shot; Home Assistant builds its WAV from audio-start (else: no file).
                 self._reply(*silent_cycle(self.ctx.sample_rate))

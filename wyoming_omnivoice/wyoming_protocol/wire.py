@@ -16,9 +16,11 @@ This reader is the one the TCP/Unix handlers use instead:
   ``busy()`` says nothing is in progress for it ends with :class:`IdleTimeout`.
 - :class:`WireError` says what was wrong. ``fatal=True`` means the frame boundaries are
   lost (unparsable header, bad lengths, over a cap, timeout): the caller answers an
-  ``error`` event and closes that connection only. ``fatal=False`` means the frame was read
-  completely but its content is unusable (data not an object, invalid UTF-8 or JSON in the
-  data, no event type): the caller answers an ``error`` event and keeps reading.
+  ``error`` event (``invalid-frame``, ``frame-too-large``, ``timeout``) and closes that
+  connection only. ``fatal=False`` means the frame was read completely but its content is
+  unusable (data not an object, invalid UTF-8 or JSON in the data, bytes that are not UTF-8
+  in a header line that still reads as JSON, no event type): the caller answers an
+  ``invalid-event`` error and keeps reading.
 
 :func:`check_fields` validates the field types of the events the server acts on (``text``
 must be a string, ``voice`` an object of strings, ...), so a wrong type gets an ``error``
@@ -81,16 +83,37 @@ def _length(header: dict[str, Any], key: str, cap: int, what: str) -> int:
 
 
 def _decode_json(blob: bytes, what: str, *, fatal: bool) -> Any:
+    """The JSON value of ``blob``; a :class:`WireError` (``invalid-frame`` when ``fatal``,
+    else ``invalid-event``: the frame was read whole) when it is not UTF-8 or not JSON."""
+    code = "invalid-frame" if fatal else "invalid-event"
     try:
         text = blob.decode("utf-8")
     except UnicodeDecodeError as err:
         raise WireError(f"{what} is not valid UTF-8 ({err.reason} at byte {err.start})",
-                        "invalid-frame", fatal=fatal) from None
+                        code, fatal=fatal) from None
     try:
         return json.loads(text)
     except (json.JSONDecodeError, RecursionError) as err:
-        raise WireError(f"{what} is not valid JSON ({err})", "invalid-frame",
-                        fatal=fatal) from None
+        raise WireError(f"{what} is not valid JSON ({err})", code, fatal=fatal) from None
+
+
+def _decode_header(line: bytes) -> tuple[Any, str | None]:
+    """The header line's JSON value, and what is wrong with its bytes when they are not
+    UTF-8 but the line still reads as JSON (its lengths are then known: the frame is read
+    whole, and only this event is refused: a character cut between two chunks that carry
+    their data inside the header line). A line that reads as nothing is fatal."""
+    try:
+        return _decode_json(line, "header line", fatal=True), None
+    except WireError as err:
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            try:
+                header = json.loads(line.decode("utf-8", "surrogateescape"))
+            except (json.JSONDecodeError, RecursionError):
+                raise err from None
+            return header, f"header line is not valid UTF-8 ({bad.reason} at byte {bad.start})"
+        raise
 
 
 async def _read_line(reader: asyncio.StreamReader, first: bytes) -> bytes:
@@ -169,7 +192,7 @@ async def read_frame(reader: asyncio.StreamReader, *,
 
 
 async def _read_rest(reader: asyncio.StreamReader, line: bytes) -> Event:
-    header = _decode_json(line, "header line", fatal=True)
+    header, not_utf8 = _decode_header(line)
     if not isinstance(header, dict):
         raise WireError(f"header line must be a JSON object, not {type(header).__name__}",
                         "invalid-frame", fatal=True)
@@ -180,6 +203,10 @@ async def _read_rest(reader: asyncio.StreamReader, line: bytes) -> Event:
     payload = await _read_exactly(reader, payload_length)
     # The whole frame is consumed: from here on errors leave the connection usable.
     event_type = header.get("type")
+    if not_utf8 is not None:
+        readable = isinstance(event_type, str) and event_type.isascii()
+        raise WireError(not_utf8, "invalid-event", fatal=False,
+                        event_type=event_type if readable else None)
     if not isinstance(event_type, str) or not event_type:
         raise WireError(f"event type must be a non-empty string, not {event_type!r}",
                         "invalid-event", fatal=False)

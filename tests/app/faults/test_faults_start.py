@@ -126,7 +126,7 @@ def _prepared_is_whole(launch: Launch, log: str) -> None:
 
 
 PREPARED_REBUILT = ("is damaged", "prepares it again", "backbone int8")
-NOT_PUBLISHED = ("published fp32 backbone", "Directory not empty", "download it again",
+NOT_PUBLISHED = ("Running the published backbone", "Directory not empty", "download it again",
                  *NO_TRACE)
 
 
@@ -297,7 +297,7 @@ FAULTS = [
     StartFault("hf-cache-snapshot", hf_cache_snapshot, check=_user_folders_unchanged,
                log_lacks=("drop --model-dir", "escapes model directory", *NO_TRACE)),
     StartFault("hard-linked-model", hardlinked_model, log_has=("backbone int8",),
-               log_lacks=("hardlink attack", "published fp32 backbone", *NO_TRACE)),
+               log_lacks=("hardlink attack", "Running the published backbone", *NO_TRACE)),
     StartFault("download-reuses-hf-cache", download_reuses_hf_cache,
                log_has=("from the Hugging Face cache",), check=_nothing_downloaded),
 ]

@@ -141,6 +141,9 @@ class Decoder:
         #: ``(guided, noisy) -> Graph``: the scoring + selection session of the step loop on
         #: the device (:mod:`.device_selection`; set by the engine with IO binding), or None.
         self.selection_graph: Callable[..., Graph] | None = None
+        #: One row per backbone forward: set by the engine when the backbone failed its
+        #: multi-row check at load (:mod:`.row_check`).
+        self.one_row = False
 
     def _scorer(self, *, sampling: bool, guided: bool) -> Graph:
         key = (sampling, guided)
@@ -194,10 +197,17 @@ class Decoder:
         return results
 
     def run_backbone(self, grid: Grid, embeds: np.ndarray) -> np.ndarray:
-        """The exact backbone on one grid: ``[rows, length, hidden]``."""
+        """The exact backbone on one grid: ``[rows, length, hidden]`` (with
+        :attr:`one_row`, a forward per row)."""
+        if self.one_row and embeds.shape[0] > 1:
+            return np.concatenate([self._backbone(embeds[i:i + 1], grid.mask[i:i + 1])
+                                   for i in range(embeds.shape[0])])
+        return self._backbone(embeds, grid.mask)
+
+    def _backbone(self, embeds: np.ndarray, mask: np.ndarray) -> np.ndarray:
         (hidden,) = self.backbone.session.run(
             ["hidden_states"],
-            self.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": grid.mask}),
+            self.backbone.cast_inputs({"inputs_embeds": embeds, "attention_mask": mask}),
             self.backbone.run_options,
         )
         return np.asarray(hidden)

@@ -105,7 +105,9 @@ class CachedBackbone:
         """Every position computed: hidden states and each layer's keys and values."""
         rows = embeds.shape[0]
         empty = np.zeros((rows, 1, 0, 1), dtype=np.float32)
-        feeds: dict[str, Any] = {"inputs_embeds": embeds, "attention_mask": mask,
+        # The published embeddings graph gives float16: the backbone takes float32.
+        feeds: dict[str, Any] = {"inputs_embeds": embeds.astype(np.float32, copy=False),
+                                 "attention_mask": mask,
                                  POSITION_IDS: np.arange(embeds.shape[1], dtype=np.int64)}
         feeds.update((name, empty) for name in self.pasts)
         hidden, *presents = self.graph.session.run(
@@ -117,7 +119,8 @@ class CachedBackbone:
         """Positions ``start..L-1`` computed against the cached keys and values of
         ``0..start-1``: ``embeds [B, L - start, H]``, ``mask [B, 1, L - start, L]``."""
         stop = start + embeds.shape[1]
-        feeds: dict[str, Any] = {"inputs_embeds": embeds, "attention_mask": mask,
+        feeds: dict[str, Any] = {"inputs_embeds": embeds.astype(np.float32, copy=False),
+                                 "attention_mask": mask,
                                  POSITION_IDS: np.arange(start, stop, dtype=np.int64)}
         feeds.update(zip(self.pasts, cache, strict=True))
         (hidden,) = self.graph.session.run(["hidden_states"], feeds, self.graph.run_options)

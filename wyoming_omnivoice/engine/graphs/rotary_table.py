@@ -35,7 +35,7 @@ _LOGGER = logging.getLogger(__name__)
 _CHAIN_OPS = frozenset({
     "Shape", "Squeeze", "Unsqueeze", "Gather", "Slice", "Range", "Cast", "Mul", "Concat",
     "Cos", "Sin", "Constant", "Reshape", "Expand", "Transpose", "Div", "Add", "Sub",
-    "MatMul", "Identity",
+    "MatMul", "Identity", "CastLike",
 })
 POSITIONS = "rotary_positions"
 
@@ -202,7 +202,9 @@ def tabulate_rotary(model: onnx.ModelProto, source_dir: Path | None = None,
         if len(axes) != 1:
             raise RotaryChainNotFound(f"{node.name}: no single position axis in "
                                       f"{list(table.shape)}")
-        name = f"{node.output[0]}_table"
+        # Named by what it holds (rotary_cos_/rotary_sin_), whatever the export called
+        # the node it replaces.
+        name = f"rotary_{node.op_type.lower()}_{node.output[0]}_table"
         new_inits.append(numpy_helper.from_array(np.ascontiguousarray(table), name))
         replaced[node.output[0]] = helper.make_node(
             "Gather", [name, POSITIONS], [node.output[0]], axis=axes[0],

@@ -164,7 +164,9 @@ def _rotary_tables(graph: onnx.GraphProto, inits: dict[str, onnx.TensorProto],
     for node in graph.node:
         if node.op_type == "Gather" and node.input[0].endswith("_table") and \
                 node.input[0] in inits:
-            kind = "cos" if "cos" in node.input[0] else "sin" if "sin" in node.input[0] else ""
+            name = node.input[0]
+            kind = "cos" if name.startswith("rotary_cos_") else \
+                "sin" if name.startswith("rotary_sin_") else ""
             tables[kind] = node.input[0]
     if set(tables) != {"cos", "sin"}:
         raise LayoutNotFound("no rotary cos/sin tables (the rotary rewrite did not run)")

@@ -30,11 +30,11 @@ instruction set (measured on the tiny model: the first step's choices agreed wit
 overflow, so every x86 host computes the same products and the agreement no longer depends on
 it (81.9 % first step on both).
 
-``tests/engine/test_int8_streaming.py`` compares the result with ``quantize_dynamic``'s
-(onnxruntime's own path, :mod:`.int8_onnxruntime`), file for file, on the tiny model;
-``benchmarks/smallhost.py --compare-int8`` does it at the real size. Anything outside that
-pattern (a quantized weight also read by another node, subgraphs, float16 weights) raises
-:class:`StreamingUnsupported`.
+``tests/engine/test_int8_streaming.py`` compares it with ``quantize_dynamic``'s
+(:mod:`.int8_onnxruntime`) file for file (``benchmarks/smallhost.py --compare-int8`` at the
+real size). Weights an export transposes at run time (``MatMul(x, Transpose(W))``) are
+quantized transposed, beyond onnxruntime's pattern. Anything else outside it (a quantized
+weight also read by another node, subgraphs, float16 weights): :class:`StreamingUnsupported`.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, external_data_helper, helper, numpy_helper
 
+from wyoming_omnivoice.engine.offline.canonical_form import transposed_weights
 from wyoming_omnivoice.engine.offline.onnx_order import tensors_in_save_order, topological_order
 from wyoming_omnivoice.engine.store.model_files import ModelError
 from wyoming_omnivoice.progress import PREPARE, Progress, progress
@@ -174,21 +175,23 @@ class _Plan:
         self.initializers = {t.name: t for t in graph.initializer}
         self.types = {v.name: v for v in (*graph.value_info, *graph.output, *graph.input)}
         self.produced = {out for node in graph.node for out in node.output}
-        #: value name -> (quantized, scale, zero point) names
+        #: value -> its (quantized, scale, zero point); pending: (source, scales, transposed)
         self.quantized: dict[str, tuple[str, str, str]] = {}
-        #: quantized weight name -> (the source weight's proto, its column scales); the
-        #: values are computed when written
-        self.pending: dict[str, tuple[TensorProto, np.ndarray]] = {}
+        self.pending: dict[str, tuple[TensorProto, np.ndarray, bool]] = {}
         self.new_nodes: list[onnx.NodeProto] = []
         self.new_initializers: list[TensorProto] = []
         self.generated = {i.name for i in graph.input if i.name not in self.initializers}
+        # Weights an export transposes at run time: quantized transposed, the node dropped.
+        self.transposed = {out: weight for out, weight in transposed_weights(graph).items()
+                           if self._is_float_initializer(weight)}
         self._on_weight: Callable[[], None] | None = None
 
     def weights_to_quantize(self) -> int:
         """How many weight matrices :meth:`build` quantizes (for the progress lines)."""
         return len({node.input[1] for node in self.model.graph.node
                     if node.op_type == "MatMul" and node.domain in ("", "ai.onnx")
-                    and self._is_float_initializer(node.input[1])})
+                    and (self._is_float_initializer(node.input[1])
+                         or node.input[1] in self.transposed)})
 
     def build(self, weights: _Weights, on_weight: Callable[[], None] | None = None) -> int:
         """The quantized nodes planned (each weight's scales computed: ``on_weight``)."""
@@ -199,6 +202,8 @@ class _Plan:
                    for attr in node.attribute):
                 raise StreamingUnsupported(f"node {node.name} has a subgraph")
             before = len(self.new_nodes)
+            if node.op_type == "Transpose" and node.output[0] in self.transposed:
+                continue  # its weight is quantized transposed, for the MatMuls reading it
             if self._quantizable(node):
                 self._quantize_matmul(node, weights)
                 count += 1
@@ -221,6 +226,8 @@ class _Plan:
         if node.op_type != "MatMul" or node.domain not in ("", "ai.onnx"):
             return False
         weight = node.input[1]
+        if weight in self.transposed:
+            return True
         if weight not in self.initializers:
             return False  # MatMulConstBOnly: products of two activations stay fp32
         if self._is_float_initializer(weight):
@@ -280,27 +287,27 @@ class _Plan:
         return TensorProto.FLOAT  # the DefaultTensorType our call gives
 
     def _quantize_weight(self, name: str, weights: _Weights) -> None:
-        tensor = self.initializers[name]
+        transposed = name in self.transposed
+        tensor = self.initializers[self.transposed.get(name, name)]
         if tensor.data_type != TensorProto.FLOAT or len(tensor.dims) != 2:
             raise StreamingUnsupported(f"weight {name} is not a float32 matrix")
-        array = weights.array(tensor)
-        scales = column_scales(np.asarray(array))
+        array = np.asarray(weights.array(tensor))
+        scales = column_scales(array.T if transposed else array)
         del array
         if self._on_weight is not None:
             self._on_weight()
-        q_name, zp_name, scale_name = (f"{name}_quantized", f"{name}_zero_point",
-                                       f"{name}_scale")
-        columns = [int(tensor.dims[-1])]
+        q_name, zp_name, scale_name = f"{name}_quantized", f"{name}_zero_point", f"{name}_scale"
+        dims = list(tensor.dims)[::-1] if transposed else list(tensor.dims)
+        columns = [int(dims[-1])]
         self.new_initializers.append(helper.make_tensor(
             scale_name, tensor.data_type, columns, scales.tolist()))
         self.new_initializers.append(helper.make_tensor(
             zp_name, TensorProto.INT8, columns, np.zeros(columns, np.int8).tolist()))
-        placeholder = TensorProto(name=q_name, data_type=TensorProto.INT8,
-                                  dims=list(tensor.dims))
+        placeholder = TensorProto(name=q_name, data_type=TensorProto.INT8, dims=dims)
         self.new_initializers.append(placeholder)
         source = TensorProto()
         source.CopyFrom(tensor)  # the graph's copy is removed by finish()
-        self.pending[q_name] = (source, scales)
+        self.pending[q_name] = (source, scales, transposed)
         self.quantized[name] = (q_name, scale_name, zp_name)
 
     def finish(self) -> None:
@@ -369,9 +376,10 @@ def _tensor_bytes(tensor: TensorProto, plan: _Plan, weights: _Weights) -> bytes 
     """The raw bytes of a tensor to place (None: its data is in typed fields)."""
     pending = plan.pending.get(tensor.name)
     if pending is not None:
-        source, scales = pending
-        array = weights.array(source)
-        quantized = quantize_columns(np.asarray(array), scales)
+        source, scales, transposed = pending
+        array = np.asarray(weights.array(source))
+        quantized = quantize_columns(np.ascontiguousarray(array.T) if transposed else array,
+                                     scales)
         del array
         return quantized.tobytes()
     if external_data_helper.uses_external_data(tensor):

@@ -1,8 +1,9 @@
 """RMSNorm as one ``SimplifiedLayerNormalization`` node (onnxruntime's fused kernel).
 
 The export writes each RMSNorm as ``Pow(x, 2) -> ReduceMean(-1) -> Add(eps) -> Sqrt ->
-Reciprocal -> Mul(x, .) -> Mul(weight, .)``: five passes over the activations, and
-onnxruntime's own fusion at load does not match this form. One
+Reciprocal -> Mul(x, .) -> Mul(weight, .)`` (dynamo; the TorchScript exporter writes
+``Div(1, .)`` for the ``Reciprocal`` and names every node after its module): five passes
+over the activations, and onnxruntime's own fusion at load does not match this form. One
 ``SimplifiedLayerNormalization(x, weight, axis=-1, epsilon=eps)`` computes the same in one
 pass (float accumulation); onnxruntime then fuses a preceding residual ``Add`` into
 ``SkipSimplifiedLayerNormalization`` itself. Hidden states stay within 1e-5 relative of the
@@ -91,14 +92,15 @@ def fuse_rms_norms(model: onnx.ModelProto) -> int:
 def _match(normed: onnx.NodeProto, producer: dict[str, onnx.NodeProto],
            constants: dict[str, np.ndarray], only: Callable[[str], bool]
            ) -> tuple[str, float, list[onnx.NodeProto]] | None:
-    """``Mul(x, Reciprocal(Sqrt(Add(ReduceMean(Pow(x, 2)), eps))))`` -> (x, eps, nodes);
-    ``only(name)``: the value has exactly one reader."""
+    """``Mul(x, Reciprocal(Sqrt(Add(ReduceMean(Pow(x, 2)), eps))))`` (or ``Div(1, .)`` for
+    the ``Reciprocal``) -> (x, eps, nodes); ``only(name)``: the value has exactly one
+    reader."""
     for position in (0, 1):
         x, r = normed.input[position], normed.input[1 - position]
         recip = producer.get(r)
-        if recip is None or recip.op_type != "Reciprocal" or not only(r):
+        if recip is None or not only(r) or not _is_reciprocal(recip, constants):
             continue
-        sqrt = producer.get(recip.input[0])
+        sqrt = producer.get(recip.input[-1])
         if sqrt is None or sqrt.op_type != "Sqrt" or not only(sqrt.output[0]):
             continue
         add = producer.get(sqrt.input[0])
@@ -120,3 +122,11 @@ def _match(normed: onnx.NodeProto, producer: dict[str, onnx.NodeProto],
         eps = float(np.ravel(constants[eps_name])[0])
         return x, eps, [normed, recip, sqrt, add, mean, power]
     return None
+
+
+def _is_reciprocal(node: onnx.NodeProto, constants: dict[str, np.ndarray]) -> bool:
+    """``Reciprocal(s)``, or ``Div(1, s)``."""
+    if node.op_type == "Reciprocal":
+        return True
+    return node.op_type == "Div" and node.input[0] in constants and \
+        np.ravel(constants[node.input[0]]).tolist() == [1.0]

@@ -137,6 +137,9 @@ def prepare_backbone(paths: ModelPaths | Path, variant: str, *, root: Path | Non
             shutil.rmtree(staging, ignore_errors=True)
         _LOGGER.info("Prepared the %s backbone in %.1f s (%s)", variant,
                      time.perf_counter() - start, target)
+        for pattern, why in info.get("patterns_missing", {}).items():
+            _LOGGER.warning("The %s backbone was prepared without the %s rewrite: %s",
+                            variant, pattern, why)
         return_freed_memory()  # a server that prepared int8 at its start held 3.8 GB
     result, damage = load_prepared(target, source)
     if result is None:  # pragma: no cover - the rename above makes it complete
@@ -158,6 +161,7 @@ def rewrite_backbone(source: Path) -> tuple[onnx.ModelProto, dict[str, Any]]:
         drop_unused_initializers,
         tabulate_rotary,
     )
+    from wyoming_omnivoice.engine.offline.canonical_form import canonicalize
     from wyoming_omnivoice.engine.offline.norm_fusion import fuse_rms_norms
 
     try:
@@ -168,16 +172,27 @@ def rewrite_backbone(source: Path) -> tuple[onnx.ModelProto, dict[str, Any]]:
     if names != {"inputs_embeds", "attention_mask"}:
         raise NotPreparable(f"{source} has inputs {sorted(names)}, not the bidirectional "
                             "backbone's inputs_embeds and attention_mask; cannot prepare it")
+    removed = canonicalize(model)
+    # Each rewrite below is an optimisation: one whose pattern is not found is named in
+    # "patterns_missing", and what does not need it is prepared all the same.
+    missing: dict[str, str] = {}
     try:
         tables = tabulate_rotary(model, source.parent)
     except RotaryChainNotFound as err:
-        raise NotPreparable(f"{source}: its rotary embedding is not in the form this "
-                            f"version prepares ({err})") from err
+        tables = 0
+        missing["rotary table"] = (f"no shape-derived cos/sin chain in the form it rewrites "
+                                   f"({err}): no CUDA graphs, no fused variants, no prefix "
+                                   "cache")
     guards = strip_nan_guards(model)
     norms = fuse_rms_norms(model)
+    if not norms:
+        missing["RMSNorm fusion"] = ("no Pow-ReduceMean-Add-Sqrt-Reciprocal-Mul chain: the "
+                                     "norms run unfused (slower), no fused variants")
     drop_unused_initializers(model.graph)
     return model, {"rotary_tables": tables, "nan_guards_removed": guards,
-                   "rms_norms_fused": norms, "max_positions": MAX_POSITIONS}
+                   "rms_norms_fused": norms, "canonical_form": removed,
+                   "max_positions": MAX_POSITIONS if tables else 0,
+                   "patterns_missing": missing}
 
 
 def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> dict[str, Any]:
@@ -210,6 +225,11 @@ def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> d
         # onnxruntime's quantize_dynamic holds the whole model and copies it (5.4 GB peak at
         # the real size); the streaming step writes the same files one weight at a time.
         info["int8_matmuls"] = quantize_int8(model, source.parent, out / GRAPH_FILE)
+        if not info["int8_matmuls"]:
+            raise NotPreparable(f"{source}: no MatMul reads its weight from an initializer "
+                                "(pattern MatMul(x, W); this export computes its weights, "
+                                "e.g. Transpose(W), at run time): the int8 variant would "
+                                "quantize nothing")
         info["weights"] = "own"
         return info
     load_external_tensors(model, source.parent)

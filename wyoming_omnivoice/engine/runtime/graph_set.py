@@ -57,6 +57,9 @@ class GraphSet:
     load_seconds: dict[str, float] = field(default_factory=dict, repr=False)
     #: The prepared backbone loaded (None: the published file).
     prepared: PreparedBackbone | None = None
+    #: Why the published backbone runs in place of the variant asked for (None: it was not
+    #: asked for another, or the other runs).
+    precision_fallback: str | None = None
     _scorers: dict[tuple[bool, bool], Graph] = field(default_factory=dict, repr=False)
     #: With the text table kept on the host (:mod:`.target_embeddings`): the device
     #: session of the target positions; ``embeddings`` then runs on the CPU provider.

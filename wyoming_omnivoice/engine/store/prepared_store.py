@@ -53,7 +53,8 @@ class PreparedBackbone:
     #: Folder of the graph's external weights (the published folder for ``fp32``).
     weights_dir: Path
     fingerprint: str
-    max_positions: int
+    #: Longest input (its rotary table); None: no table, no limit.
+    max_positions: int | None
     info: dict[str, Any]
 
     def model_bytes(self) -> bytes:
@@ -156,8 +157,7 @@ def load_prepared(folder: Path, source: Path) -> tuple[PreparedBackbone | None, 
     try:
         return PreparedBackbone(variant=str(info["variant"]), path=folder / GRAPH_FILE,
                                 weights_dir=weights, fingerprint=str(info["fingerprint"]),
-                                max_positions=int(info.get("max_positions") or
-                                                  MAX_POSITIONS),
+                                max_positions=_max_positions(info),
                                 info=info), None
     except (KeyError, TypeError, ValueError) as err:
         return None, f"{INFO_FILE} lacks {err}"
@@ -173,3 +173,12 @@ def remove_stale(root: Path, variant: str, keep: str) -> None:
         if folder.is_dir() and stale and folder.name != keep:
             _LOGGER.info("Removing the outdated prepared backbone %s", folder)
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _max_positions(info: dict[str, Any]) -> int | None:
+    """A record's longest input: 0 when its rotary table could not be made (no limit);
+    records from before that was possible have a table of :data:`MAX_POSITIONS`."""
+    value = info.get("max_positions")
+    if value == 0:
+        return None
+    return int(value or MAX_POSITIONS)

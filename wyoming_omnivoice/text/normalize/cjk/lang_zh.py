@@ -14,6 +14,7 @@ pure Python.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import cn2an
 
@@ -41,6 +42,9 @@ def _alternation(words: list[str]) -> str:
     return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
+# A decimal digit of another script (full-width "１２", Arabic-Indic "١٢"): the patterns
+# here match it (``\d`` is any decimal digit), cn2an reads only ASCII digits.
+_OTHER_DIGIT_RE = re.compile(r"(?![0-9])\d")
 _LONG_NUMBER_RE = re.compile(r"\d{17,}")
 _THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _ISO_DATE_RE = re.compile(r"(?<![\d\-/])(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?![\d\-/])")
@@ -137,6 +141,7 @@ def _unit(match: re.Match[str]) -> str:
 
 def normalize_chinese(text: str) -> str:
     """Rewrite one unprotected Chinese text segment (see `normalize.normalize_text`)."""
+    text = _OTHER_DIGIT_RE.sub(lambda m: str(unicodedata.decimal(m.group())), text)
     text = _THOUSANDS_RE.sub("", text)
     text = _ISO_DATE_RE.sub(_date, text)
     text = _PHONE_RE.sub(_phone, text)

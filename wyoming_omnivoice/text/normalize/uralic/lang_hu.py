@@ -67,8 +67,17 @@ def _agree(num: Num, words: str, noun: str | None, ctx: Context) -> str:
     return words[:-5] + "két" if words.endswith("kettő") else words
 
 
+#: num2words names a fraction's denominator up to thousandths ("tized", "század", "ezred").
+_NAMED_FRACTION_DIGITS = 3
+
+
 def _decimal(num: Num) -> str:
-    """"huszonegy egész öt tized"; "két egész két tized" ("egész" and "tized" are nouns)."""
+    """"huszonegy egész öt tized"; "két egész két tized" ("egész" and "tized" are nouns).
+    A longer fraction is read digit by digit after "egész" ("három egész egy négy egy öt
+    kilenc"), as it is said (and num2words has no denominator beyond thousandths)."""
+    if len(num.fraction) > _NAMED_FRACTION_DIGITS:
+        whole = _KETTO_RE.sub("két", _cardinal(int(num.integer)) + " egész")
+        return f"{whole} {N.digits(num.fraction, 'hu')}"
     words = str(num2words(Decimal(f"{num.integer}.{num.fraction}"), lang="hu"))
     return _KETTO_RE.sub("két", _fix_cardinal(words))
 
