@@ -306,10 +306,11 @@ class AnchorCache:
                    log_progress: bool = True) -> dict[str, Anchor]:
         """Anchors for ``presets`` (by name): cached ones loaded, missing ones made.
 
-        Missing anchors are decoded in batches by ``make`` (an :class:`.anchor_maker.
-        AnchorMaker`'s ``codes_on``); every item carries its own seed, so the codes equal
-        a lone decode. ``log_progress`` False leaves the progress lines to the caller (the
-        background builder counts over all its batches). Voices of the same content
+        Missing anchors are decoded in batches by ``make`` (an
+        :class:`.maker.AnchorMaker`'s ``codes_on``); every item carries its own seed, so
+        the codes equal a lone decode. ``log_progress`` False leaves the progress lines to
+        the caller (the background builder counts over all its batches). Voices of the
+        same content
         (``pt-female`` and ``pt-BR-female``) share one anchor, made once.
         """
         anchors: dict[str, Anchor] = {}
