@@ -39,10 +39,8 @@ TEXTS = ("The living room lights are now turned on.", "Turn on the heating in th
 
 
 def items_of(engine: Engine, requests: list[SynthesisRequest]) -> list[DecodeItem]:
-    plans = [engine._plan(r) for r in requests]
-    return [DecodeItem(prompt=engine.prompts.build(
-        p.text, num_target=p.num_frames, language=p.language, instruct=p.instruct,
-        ref_text=p.ref_text, ref_codes=p.ref_codes), rng=p.rng) for p in plans]
+    plans = [engine.planner.plan(r) for r in requests]
+    return [DecodeItem(prompt=engine.planner.prompt(p, True), rng=p.rng) for p in plans]
 
 
 def host_decode(engine: Engine, items: list[DecodeItem], options: DecodeOptions

@@ -80,10 +80,8 @@ class Counted:
 
 def per_step(engine: Engine, options: DecodeOptions, host_only: bool, counts: Counted) -> str:
     stepper = engine.decoder.stepper(options, host_only=host_only)
-    for plan in (engine._plan(r) for r in REQUESTS):
-        stepper.start(engine.prompts.build(plan.text, num_target=plan.num_frames,
-                                           language=plan.language, instruct=plan.instruct),
-                      plan.rng)
+    for plan in (engine.planner.plan(r) for r in REQUESTS):
+        stepper.start(engine.planner.prompt(plan, options.denoise), plan.rng)
     stepper.step()  # binds the items (uploads once)
     counts.clear()
     started = time.perf_counter()

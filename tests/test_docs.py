@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from doc_references import Index, unresolved
 
 from wyoming_omnivoice.app.flags import build_parser
 
@@ -206,3 +207,34 @@ def test_the_checks_see_a_broken_link_and_a_wrong_default(tmp_path: Path) -> Non
     assert not table_default_agrees(16, "`8`")
     assert table_default_agrees(2.0, "`2`")
     assert not table_default_agrees(False, "on")
+
+
+def test_every_docstring_reference_resolves() -> None:
+    """``:mod:``, ``:func:``, ``:class:``, ``:meth:``, ``:data:``, ``:attr:`` (and ``:exc:``)
+    targets in the package resolve the way Sphinx resolves them (tests/doc_references.py)."""
+    assert unresolved() == []
+
+
+def test_the_reference_check_sees_stale_targets(tmp_path: Path) -> None:
+    package = tmp_path / "wyoming_omnivoice"
+    (package / "speech").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "speech" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "speech" / "pacing.py").write_text(
+        '"""Pacing."""\n\n\nclass PlayClock:\n    def __init__(self) -> None:\n'
+        '        self.runs_out = 0.0\n\n    def sent(self) -> None: ...\n\n\n'
+        'LIMIT = 3\n', encoding="utf-8")
+    (package / "speech" / "worker.py").write_text(
+        '"""See :class:`.pacing.PlayClock`, :meth:`~.PlayClock.sent`, '
+        ':attr:`.PlayClock.runs_out`, :data:`LIMIT`, :mod:`.speech`, '
+        ':class:`numpy.ndarray`, :exc:`TimeoutError`;\n'
+        'stale: :mod:`..server.gap_guard`, :func:`.pacing.plan`, :data:`.worker.LIMIT`,\n'
+        ':class:`.pacing.\n    PlayClock`, :mod:`numpy.nothing_here`."""\n', encoding="utf-8")
+    index = Index(package)
+    found = [(ref.target, index.resolves(ref)) for ref in index.references()]
+    assert [target for target, ok in found if ok] == [
+        ".pacing.PlayClock", "~.PlayClock.sent", ".PlayClock.runs_out", "LIMIT", ".speech",
+        "numpy.ndarray", "TimeoutError"]
+    assert [target for target, ok in found if not ok] == [
+        "..server.gap_guard", ".pacing.plan", ".worker.LIMIT", ".pacing.\n    PlayClock",
+        "numpy.nothing_here"]

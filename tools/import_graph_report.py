@@ -12,7 +12,9 @@ folder pointed at ROOT): every import counts, also inside functions and under
 - the import cycles (of modules, and of rooms),
 - the modules over 400 lines,
 - the rooms a Wyoming one-shot and an OpenAI ``/v1/audio/speech`` request pass through,
-  in order (written down per layout, each module checked to exist in ROOT).
+  in order (written down per layout, each module checked to exist in ROOT), also with the
+  engine's rooms counted as one (to compare with a layout that lists the engine as one
+  step).
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ LAYER = dict(ROOMS)
 ENGINE_FOLDERS = {room.removeprefix("engine.") for room, _ in ROOMS if room.startswith("engine.")}
 ENTRY_POINTS = {"__main__", "synthesize", "convert", "convert_anchors", "convert_prepare",
                 "health_check", "_moved"}
-UTILITIES = {"errors", "atomic", "user_files", "lazy_exports"}
-#: The old ``server/`` (before issue 31) was two rooms in one folder: these were the shell's.
+UTILITIES = {"errors", "atomic", "user_files", "lazy_exports", "progress"}
+#: A layout with ``server/`` held two rooms in one folder: these were the shell's.
 OLD_SERVER_SHELL = {"cli", "config", "flags", "startup", "startup_timing", "serve",
                     "listen_address", "memory_room", "metrics", "__init__"}
 #: ... and these the anchors' (voices/ held the other anchor modules then).
@@ -145,6 +147,77 @@ TRIPS: dict[str, dict[str, list[tuple[str, str]]]] = {
             ("speech.worker", "queued for the worker thread"),
             ("speech.step_scheduler", "decoded in a session: joins at the next step"),
             ("engine", "SynthesisSession: add, step, audio"),
+            ("web.speech", "the pieces' audio joined"),
+            ("web.audio_files", "WAV/FLAC/PCM"),
+        ],
+    },
+    # the engine in rooms, the worker's queue its own: the engine's rooms on the way too
+    "job_queue": {
+        "Wyoming one-shot": [
+            ("wyoming_protocol.connection", "a bounded frame read"),
+            ("wyoming_protocol.wire", "frame checked"),
+            ("wyoming_protocol.handler", "event dispatched"),
+            ("wyoming_protocol.request_input", "parsed once: OneShot"),
+            ("speech.service", "one_shot: refuse early, route, prepare, admit"),
+            ("voices.library", "route (the one owner of the voices)"),
+            ("voices.catalog", "the voice routed"),
+            ("speech.text_thread", "on the text thread when long"),
+            ("text.prepare", "cleanup, sentences, first clause"),
+            ("speech.admission", "a slot"),
+            ("speech.pieces", "the Speech makes its pieces: plan, request, submit once"),
+            ("speech.pacing", "how much text the piece speaks"),
+            ("speech.request_builder", "the engine request"),
+            ("speech.request_language", "language, reading"),
+            ("text.normalize", "normalisation"),
+            ("speech.determinism", "the seed"),
+            ("voices.library", "voice_part: design and reference"),
+            ("voices.assets", "anchor or clone prompt (one still to build: left to the job)"),
+            ("speech.worker", "submit: the one trip down"),
+            ("speech.job_queue", "queued (a missing anchor built in the job first)"),
+            ("speech.step_scheduler", "taken: joins the session at the next step"),
+            ("engine.session", "SynthesisSession.add, then step after step"),
+            ("engine.planning", "Planner: plan, chunks, each chunk's prompt"),
+            ("engine.prompt.builder", "the prompt's rows"),
+            ("engine.decoding.stepping", "Stepper: one step of every request decoding"),
+            ("engine.decoding.decoder", "the step's forward made ready"),
+            ("engine.forward.layouts", "the batch's rows (IO binding on CUDA)"),
+            ("engine.runtime.onnx_sessions", "embeddings, backbone, scoring run"),
+            ("engine.decoding.selection", "the cells unmasked"),
+            ("engine.rendering", "its last step done: codes to audio"),
+            ("engine.audio.vocoder", "the vocoder"),
+            ("engine.audio.postprocess", "silence, loudness, fades"),
+            ("wyoming_protocol.output", "audio-start/-chunk/-stop in order"),
+            ("speech.pcm", "float32 -> 16-bit PCM"),
+            ("wyoming_protocol.gap_guard", "silence while a piece decodes"),
+        ],
+        "OpenAI /v1/audio/speech": [
+            ("web.security", "the gate (token, Host, Origin)"),
+            ("web.routes", "openai_speech: the body checked, handed on once"),
+            ("web.studio", "speak: refusals as API errors"),
+            ("web.speech", "StudioSpeech.speak: the voice routed, speed scaled"),
+            ("speech.service", "route"),
+            ("voices.library", "route"),
+            ("voices.catalog", "the voice routed"),
+            ("speech.service", "one_shot: the entry a Wyoming one-shot takes"),
+            ("speech.admission", "the HTTP side's line, then a slot: one layer"),
+            ("text.prepare", "cleanup, sentences"),
+            ("speech.pieces", "the Speech makes its pieces"),
+            ("speech.request_builder", "the engine request"),
+            ("voices.library", "voice_part"),
+            ("speech.worker", "submit: the one trip down"),
+            ("speech.job_queue", "queued"),
+            ("speech.step_scheduler", "taken: joins the session at the next step"),
+            ("engine.session", "SynthesisSession.add, then step after step"),
+            ("engine.planning", "Planner: plan, chunks, each chunk's prompt"),
+            ("engine.prompt.builder", "the prompt's rows"),
+            ("engine.decoding.stepping", "Stepper: one step of every request decoding"),
+            ("engine.decoding.decoder", "the step's forward made ready"),
+            ("engine.forward.layouts", "the batch's rows (IO binding on CUDA)"),
+            ("engine.runtime.onnx_sessions", "embeddings, backbone, scoring run"),
+            ("engine.decoding.selection", "the cells unmasked"),
+            ("engine.rendering", "its last step done: codes to audio"),
+            ("engine.audio.vocoder", "the vocoder"),
+            ("engine.audio.postprocess", "silence, loudness, fades"),
             ("web.speech", "the pieces' audio joined"),
             ("web.audio_files", "WAV/FLAC/PCM"),
         ],
@@ -285,7 +358,8 @@ def report(root: Path) -> list[str]:
     big = sorted((lines, name) for name, lines in lines_of.items() if lines > 400)
     out += ["", f"modules over 400 lines: {len(big)}"]
     out += [f"  {name} {lines}" for lines, name in big]
-    layout = "server" if f"{P}.server" in modules else "wyoming_protocol"
+    layout = "server" if f"{P}.server" in modules else \
+        "job_queue" if f"{P}.speech.job_queue" in modules else "wyoming_protocol"
     for trip, steps in TRIPS[layout].items():
         out += ["", f"trip of a {trip} (rooms in order; module: what happens there):"]
         for number, (module, what) in enumerate(steps, 1):
@@ -295,6 +369,10 @@ def report(root: Path) -> list[str]:
         changes = [room for index, room in enumerate(rooms)
                    if index == 0 or room != rooms[index - 1]]
         out.append(f"  rooms entered in order ({len(changes)}): {' > '.join(changes)}")
+        above = [room.split(".")[0] for room in rooms]  # the engine's rooms as one
+        top = [room for index, room in enumerate(above)
+               if index == 0 or room != above[index - 1]]
+        out.append(f"  the same, the engine's rooms as one ({len(top)}): {' > '.join(top)}")
     return out
 
 

@@ -1,10 +1,11 @@
 """Model conversions: ``python -m wyoming_omnivoice.convert --fp16 MODEL_DIR``.
 
 Writes ``llm_backbone_fp16.onnx`` (+ ``.data``) next to the fp32 backbone with the calibrated
-pass of :mod:`.engine.fp16_calibrate`: matrix products and attention in fp16; norms, softmax,
-the residual stream and graph I/O in fp32; and any fp16 candidate whose fp32 activations
-reach a margin of fp16's range on realistic prompts (:mod:`.engine.calibration_prompts`)
-kept fp32, so the graph cannot overflow silently on what it was measured on. The command
+pass of :mod:`.engine.offline.fp16_calibrate`: matrix products and attention in fp16;
+norms, softmax, the residual stream and graph I/O in fp32; and any fp16 candidate whose
+fp32 activations reach a margin of fp16's range on realistic prompts
+(:mod:`.engine.offline.calibration_prompts`) kept fp32, so the graph cannot overflow
+silently on what it was measured on. The command
 prints the pass's report (what was kept fp32 and why), then compares the result with the
 fp32 backbone on the same model directory: hidden-state error and code agreement of a few
 deterministic decodes. ``--prepare`` builds prepared backbones ahead of time
@@ -24,8 +25,8 @@ import numpy as np
 import onnx
 from onnx import external_data_helper
 
-from wyoming_omnivoice.convert_anchors import add_anchor_arguments, run_anchors
-from wyoming_omnivoice.convert_prepare import add_prepare_arguments, run_prepare
+from wyoming_omnivoice.convert_anchors import AnchorsConfig, add_anchor_arguments, run_anchors
+from wyoming_omnivoice.convert_prepare import PrepareConfig, add_prepare_arguments, run_prepare
 from wyoming_omnivoice.engine import BACKBONE, BACKBONE_FP16, EMBEDDINGS, TOKENIZER
 from wyoming_omnivoice.engine.offline import (
     DEFAULT_MARGIN,
@@ -163,9 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.prepare:
-        return run_prepare(args)
+        return run_prepare(PrepareConfig.from_flags(args))
     if args.anchors:
-        return run_anchors(args)
+        return run_anchors(AnchorsConfig.from_flags(args))
     if not args.fp16:
         parser.error("give --fp16, --prepare VARIANTS or --anchors LANGS")
     target, report = convert_backbone(args.model_dir, margin=args.margin)

@@ -9,13 +9,15 @@ cache format every server reads: copy that folder's files into each replica's
 ``<data-dir>/anchors/`` (or share the data dir), and they are loaded instead of made,
 replacing serving-precision anchors of the same voices (at start-up, and while running
 within seconds of a ``describe``). The voices are read like the server reads them
-(built-in, ``DIR``'s studio voices and voice folders, ``--voices-file``).
+(built-in, ``DIR``'s studio voices and voice folders, ``--voices-file``). The flags become
+a typed, frozen :class:`AnchorsConfig` at the parser (:meth:`AnchorsConfig.from_flags`).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from wyoming_omnivoice.voices.catalog import VoicePreset
@@ -34,6 +36,28 @@ def add_anchor_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --anchors: the servers' --voices-file")
     parser.add_argument("--batch-size", type=int, default=8,
                         help="with --anchors: anchors decoded at once (default 8)")
+
+
+@dataclass(frozen=True)
+class AnchorsConfig:
+    """``--anchors``: what to make (``wanted``: languages, ``all`` or voice names), where
+    (``data_dir``), from which model, on which device, how many at once."""
+
+    model_dir: Path
+    wanted: str
+    data_dir: Path
+    voices_file: Path | None = None
+    batch_size: int = 8
+    device: str = "cpu"
+
+    @classmethod
+    def from_flags(cls, args: argparse.Namespace) -> AnchorsConfig:
+        """The parsed flags, checked once (``SystemExit`` naming the flag to give)."""
+        if args.data_dir is None:
+            raise SystemExit("--anchors needs --data-dir DIR (the anchors go to DIR/anchors)")
+        return cls(model_dir=args.model_dir, wanted=str(args.anchors),
+                   data_dir=Path(args.data_dir), voices_file=args.voices_file,
+                   batch_size=args.batch_size, device=args.device)
 
 
 def chosen_voices(catalog: list[VoicePreset], wanted: str) -> list[VoicePreset]:
@@ -61,29 +85,27 @@ def chosen_voices(catalog: list[VoicePreset], wanted: str) -> list[VoicePreset]:
             and (ALL in languages or preset.language in languages or preset.name in voices)]
 
 
-def run_anchors(args: argparse.Namespace) -> int:
+def run_anchors(config: AnchorsConfig) -> int:
     """Make the canonical anchors ``--anchors`` names; prints where they are."""
     from wyoming_omnivoice import Engine
     from wyoming_omnivoice.anchors.maker import canonical_options, serving_maker
     from wyoming_omnivoice.voices.assets import anchor_cache
     from wyoming_omnivoice.voices.gather import gather_voices
 
-    if args.data_dir is None:
-        raise SystemExit("--anchors needs --data-dir DIR (the anchors go to DIR/anchors)")
-    data_dir = Path(args.data_dir)
-    catalog, problems, _folders = gather_voices(data_dir, args.voices_file)
+    data_dir = config.data_dir
+    catalog, problems, _folders = gather_voices(data_dir, config.voices_file)
     for problem in problems:
         print(f"voice skipped: {problem.message}")
-    presets = chosen_voices(list(catalog), str(args.anchors))
+    presets = chosen_voices(list(catalog), config.wanted)
     if not presets:
-        raise SystemExit(f"--anchors {args.anchors}: no designed voice of these languages")
-    engine = Engine.load(args.model_dir, device=args.device, precision="fp32",
+        raise SystemExit(f"--anchors {config.wanted}: no designed voice of these languages")
+    engine = Engine.load(config.model_dir, device=config.device, precision="fp32",
                          cache_dir=data_dir)
     options = canonical_options()
     maker = serving_maker(engine, options)
     cache = anchor_cache(engine, data_dir, maker, options)
     began = time.perf_counter()
-    anchors = cache.ensure_all(presets, maker.codes_on(engine), batch_size=args.batch_size)
+    anchors = cache.ensure_all(presets, maker.codes_on(engine), batch_size=config.batch_size)
     made = [name for name, anchor in anchors.items() if anchor.kind == "canonical"]
     print(f"{len(made)} canonical anchor(s) in {cache.directory} "
           f"({time.perf_counter() - began:.1f} s on {engine.device}); copy the folder's "

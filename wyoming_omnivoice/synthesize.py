@@ -5,7 +5,10 @@ The voice comes from the same catalogue as the server (``--voice NAME``: built-i
 them) and is spoken as the server speaks it: a designed voice with its cached anchor, a
 cloned voice with its cached clone prompt, the voice's language, speed and text
 normalisation. ``--ref-audio FILE --ref-text TEXT`` clones a recording; ``--instruct``
-designs a voice on the spot. The output path is checked before the model loads.
+designs a voice on the spot. The output path is checked before the model loads. The flags
+become one typed, frozen :class:`SynthesizeConfig` at the parser (like the server's
+``Config``); the WAV holds the samples the server sends for the same audio (its PCM
+conversion, :func:`wyoming_omnivoice.speech.audio_to_pcm`).
 
 Exit codes: 0 written, 2 a bad flag, file or voice (one ``error:`` line), 1 synthesis failed.
 """
@@ -18,32 +21,73 @@ import os
 import sys
 import time
 import wave
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from wyoming_omnivoice.app.config import num_steps_for
-from wyoming_omnivoice.app.flags import BOUNDS, build_synthesize_parser
+from wyoming_omnivoice.app.flags import BOUNDS, build_synthesize_parser, default_data_dir
 from wyoming_omnivoice.engine import DecodeOptions, Engine, ModelError, SynthesisRequest
 from wyoming_omnivoice.errors import StartupError, one_line
+from wyoming_omnivoice.speech import CHANNELS, SAMPLE_WIDTH, audio_to_pcm
 
 if TYPE_CHECKING:
     from wyoming_omnivoice.voices.catalog import VoicePreset
 
 
+@dataclass(frozen=True)
+class SynthesizeConfig:
+    """Every flag of the synthesize CLI (the field names are the flags' ``dest`` names)."""
+
+    text: str | None = None
+    output: Path | None = None
+    voice: str | None = None
+    list_voices: bool = False
+    voices_file: Path | None = None
+    data_dir: Path = field(default_factory=default_data_dir)
+    model_dir: Path | None = None
+    device: str = "auto"
+    language: str | None = None
+    instruct: str | None = None
+    ref_audio: Path | None = None
+    ref_codes: Path | None = None
+    ref_text: str | None = None
+    speed: float | None = None
+    duration: float | None = None
+    normalize_text: bool = True
+    precision: str = "auto"
+    num_steps: int | None = None
+    prefix_cache: int = 0
+    allow_tf32: bool = False
+    guidance_scale: float = 2.0
+    seed: int | None = None
+    debug: bool = False
+
+
+def parse_synthesize_config(argv: Sequence[str] | None = None) -> SynthesizeConfig:
+    """The command line as a :class:`SynthesizeConfig` (argparse exits on a malformed
+    flag)."""
+    return config_of(build_synthesize_parser().parse_args(argv))
+
+
+def config_of(namespace: argparse.Namespace) -> SynthesizeConfig:
+    """The parsed flags as the typed config; nothing past here sees the namespace."""
+    return SynthesizeConfig(**vars(namespace))
+
+
 def write_wav(path: Path, audio: np.ndarray, sample_rate: int) -> None:
-    """Write float audio as 16-bit mono PCM."""
-    pcm = (np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2")
+    """Write float audio as 16-bit mono PCM: the samples the server sends (rounded)."""
     with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
+        out.setnchannels(CHANNELS)
+        out.setsampwidth(SAMPLE_WIDTH)
         out.setframerate(sample_rate)
-        out.writeframes(pcm.tobytes())
+        out.writeframes(audio_to_pcm(audio))
 
 
-def check_args(args: argparse.Namespace) -> None:
+def check_args(args: SynthesizeConfig) -> None:
     """Every flag checked before the model loads; StartupError naming the fix."""
     if args.text is None or args.output is None:
         raise StartupError("--text and --output are needed (or --list-voices)")
@@ -80,7 +124,7 @@ def check_output_path(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_synthesize_parser().parse_args(argv)
+    args = parse_synthesize_config(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -90,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         return list_voices(args.data_dir, args.voices_file)
     try:
         check_args(args)
+        assert args.text is not None and args.output is not None
         preset = None
         if args.voice is not None:
             from wyoming_omnivoice.voices.gather import gather_voices
@@ -101,11 +146,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise StartupError(f"--voice {args.voice!r}: " + (
                     one_line(own[0]) if own else
                     f"not a known voice; available: {', '.join(catalog.names)}"))
-        engine = _load_engine(args, cloning=args.ref_audio is not None
-                              or (preset is not None and preset.is_cloned))
+        engine, model_dir = _load_engine(args, cloning=args.ref_audio is not None
+                                         or (preset is not None and preset.is_cloned))
         options = DecodeOptions(num_step=num_steps_for(args.num_steps, engine.device),
                                 guidance_scale=args.guidance_scale)
-        request = _build_request(args, engine, preset, options)  # anchors: exact
+        request = _build_request(args, args.text, engine, model_dir, preset, options)
         started = time.perf_counter()
         audio = engine.synthesize_batch(
             [request], options=replace(options, prefix_cache=args.prefix_cache))[0]
@@ -123,21 +168,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _load_engine(args: argparse.Namespace, *, cloning: bool) -> Engine:
+def _load_engine(args: SynthesizeConfig, *, cloning: bool) -> tuple[Engine, Path]:
+    """The engine, and the model folder it loaded (the anchor maker's fp32 engine loads
+    the same one)."""
     from wyoming_omnivoice.app import startup
 
     if args.model_dir is None:
         args.data_dir.mkdir(parents=True, exist_ok=True)
     model_dir = startup.resolve_model_dir(args.model_dir, args.data_dir, None,
                                           include_cloning=cloning)
-    args.model_dir = model_dir  # the anchor maker's fp32 engine loads the same folder
-    return startup.load_engine(model_dir, args.device, args.precision,
-                               allow_tf32=args.allow_tf32, cache_dir=args.data_dir,
-                               prefix_cache=args.prefix_cache)
+    engine = startup.load_engine(model_dir, args.device, args.precision,
+                                 allow_tf32=args.allow_tf32, cache_dir=args.data_dir,
+                                 prefix_cache=args.prefix_cache)
+    return engine, model_dir
 
 
-def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset | None,
-                   options: DecodeOptions) -> SynthesisRequest:
+def _build_request(args: SynthesizeConfig, text: str, engine: Engine, model_dir: Path,
+                   preset: VoicePreset | None, options: DecodeOptions) -> SynthesisRequest:
     """The request: a catalogue voice as the server builds it, or the flags as given."""
     num_frames = None if args.duration is None else max(1, int(args.duration * 25))
     if preset is not None:
@@ -148,13 +195,13 @@ def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset
         from wyoming_omnivoice.voices.library import VoiceLibrary
 
         # The server's own preparation: the same anchor cache (same key, canonical where
-        # there is room) and clone prompts.
-        maker = anchor_maker("auto", engine, options, args.model_dir, args.data_dir,
+        # there is room) and clone prompts; anchors exact.
+        maker = anchor_maker("auto", engine, options, model_dir, args.data_dir,
                              allow_tf32=args.allow_tf32)
         served, assets = prepare_voices(engine, VoiceCatalog([preset]), preset.name,
                                         args.data_dir, options, batch_size=1, maker=maker)
         voices = VoiceLibrary(served, preset.name, assets)
-        request = make_request_factory(voices, args.normalize_text)(preset, args.text)
+        request = make_request_factory(voices, args.normalize_text)(preset, text)
         return replace(request, num_frames=num_frames, seed=args.seed,
                        speed=args.speed if args.speed is not None else request.speed,
                        language=args.language or request.language)
@@ -172,7 +219,7 @@ def _build_request(args: argparse.Namespace, engine: Engine, preset: VoicePreset
         ref_codes, ref_text, ref_rms = prompt.codes, prompt.text, prompt.rms
     elif args.ref_codes is not None:
         ref_codes = np.load(args.ref_codes)
-    return SynthesisRequest(text=args.text, language=args.language, instruct=args.instruct,
+    return SynthesisRequest(text=text, language=args.language, instruct=args.instruct,
                             ref_text=ref_text, ref_codes=ref_codes, ref_rms=ref_rms,
                             speed=args.speed, num_frames=num_frames, seed=args.seed)
 

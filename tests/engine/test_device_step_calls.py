@@ -28,11 +28,9 @@ def engine() -> Engine:
 def stepped(engine: Engine, options: DecodeOptions, host_only: bool,
             monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, int], int, int, list]:
     """Runs and copies of STEPS steps after the first (which binds the items)."""
-    plans = [engine._plan(r) for r in REQUESTS]
+    plans = [engine.planner.plan(r) for r in REQUESTS]
     stepper = engine.decoder.stepper(options, host_only=host_only)
-    states = [stepper.start(engine.prompts.build(
-        p.text, num_target=p.num_frames, language=p.language, instruct=p.instruct), p.rng)
-        for p in plans]
+    states = [stepper.start(engine.planner.prompt(p, options.denoise), p.rng) for p in plans]
     stepper.step()
     with counting(monkeypatch) as calls:
         for _ in range(STEPS):

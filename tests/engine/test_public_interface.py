@@ -4,8 +4,11 @@ under ``TYPE_CHECKING``)."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
-from import_graph import Import, cycles, imports, strongly_connected
+from import_graph import Import, cycles, imports, modules, strongly_connected
 
 import wyoming_omnivoice
 from wyoming_omnivoice import engine
@@ -90,3 +93,37 @@ def test_the_offline_layer_sits_above_the_runtime() -> None:
     assert found == []
     assert any(_offline(item.importer) and _inside_engine(item.imported)
                and not _offline(item.imported) for item in imports())
+
+
+def _names_used(path: Path) -> set[str]:
+    """Every name a module imports, reads or reads as an attribute."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+    return names
+
+
+def test_the_protocols_never_name_the_scheduler_internals() -> None:
+    """The step-level decode (session, items, step hook, interrupt) is the speech worker's:
+    not in ``__all__``, and no module of ``wyoming_protocol/`` or ``web/`` names it."""
+    internals = set(engine.SCHEDULER_NAMES)
+    assert internals.isdisjoint(engine.__all__)
+    found = sorted(f"{name}: {sorted(_names_used(path) & internals)}"
+                   for name, path in modules().items()
+                   if name.startswith(("wyoming_omnivoice.wyoming_protocol",
+                                       "wyoming_omnivoice.web"))
+                   and _names_used(path) & internals)
+    assert found == []
+
+
+def test_the_speech_worker_uses_the_scheduler_names() -> None:
+    """The check reads real uses: the step scheduler names them, and they resolve."""
+    used = _names_used(modules()["wyoming_omnivoice.speech.step_scheduler"])
+    assert {"between_steps", "ForwardInterrupt", "SynthesisSession"} <= used
+    for name in engine.SCHEDULER_NAMES:
+        assert getattr(engine, name) is not None, name

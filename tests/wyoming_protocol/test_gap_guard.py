@@ -26,8 +26,9 @@ from wyoming.audio import AudioChunk
 from wyoming.client import AsyncClient
 from wyoming.event import Event
 
+from wyoming_omnivoice.app.flags import max_gap_seconds
 from wyoming_omnivoice.speech.pacing import PlayClock
-from wyoming_omnivoice.wyoming_protocol.gap_guard import GapGuard, max_gap_seconds
+from wyoming_omnivoice.wyoming_protocol.gap_guard import GapGuard
 
 FAULTY_ENTRY = [str(REPO_ROOT / "tests" / "faulty_server.py")]
 #: Whole zero chunks the audio itself starts with: the post-processing pads 100 ms (2400

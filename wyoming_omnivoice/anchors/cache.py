@@ -131,6 +131,9 @@ def anchor_request(preset: VoicePreset) -> SynthesisRequest:
 #: The label of the anchors' progress lines (here and in the background builder):
 #: ``Voice anchors: 3 of 14 built (21 %), 20.1 s per anchor, about 4 min left``.
 PROGRESS_LABEL = "Voice anchors"
+#: A progress line after every anchor made ("Voice anchors: 3 of 14 built"): each one takes
+#: seconds, tens of seconds on a CPU at the real size, so the lines come no faster than that.
+ANCHOR_LINES_S = 0.0
 
 
 def _digest(material: dict[str, Any]) -> str:
@@ -303,10 +306,11 @@ class AnchorCache:
                    log_progress: bool = True) -> dict[str, Anchor]:
         """Anchors for ``presets`` (by name): cached ones loaded, missing ones made.
 
-        Missing anchors are decoded in batches by ``make`` (an :class:`.anchor_maker.
-        AnchorMaker`'s ``codes_on``); every item carries its own seed, so the codes equal
-        a lone decode. ``log_progress`` False leaves the progress lines to the caller (the
-        background builder counts over all its batches). Voices of the same content
+        Missing anchors are decoded in batches by ``make`` (an
+        :class:`.maker.AnchorMaker`'s ``codes_on``); every item carries its own seed, so
+        the codes equal a lone decode. ``log_progress`` False leaves the progress lines to
+        the caller (the background builder counts over all its batches). Voices of the
+        same content
         (``pt-female`` and ``pt-BR-female``) share one anchor, made once.
         """
         anchors: dict[str, Anchor] = {}
@@ -330,7 +334,8 @@ class AnchorCache:
                          len(anchors), size, self.directory)
         # The background builder counts over all its batches: its own progress, not this.
         work = Progress(ANCHORS, PROGRESS_LABEL, len(missing), unit="built", item="anchor",
-                        logger=_LOGGER) if missing and log_progress else None
+                        interval_s=ANCHOR_LINES_S, logger=_LOGGER
+                        ) if missing and log_progress else None
         with work or contextlib.nullcontext():
             for start in range(0, len(missing), size):
                 group = missing[start:start + size]

@@ -11,10 +11,11 @@ runs; as background calls, whose decodes yield to every request at each diffusio
 resume afterwards: the worker's step scheduling), with the usual progress line. The anchor
 of any other voice is loaded from the cache at start-up when it is there, else built the
 first time a request uses the voice. A request for a voice whose anchor is not built yet
-builds that one anchor (or waits for the batch that holds it), never all of them. Every
-anchor is cached on disk like the others.
+builds that one anchor in its own job on the worker's thread (:meth:`AnchorBuilder.anchor_on`;
+or, when the background batch running now holds that voice, right after that batch), never
+all of them. Every anchor is cached on disk like the others.
 
-Anchors are made by an :class:`.anchor_maker.AnchorMaker` (canonical where it can); its fp32
+Anchors are made by an :class:`.maker.AnchorMaker` (canonical where it can); its fp32
 engine, when it needed one, is let go once the background is done and after a voice's
 first-use anchor. A serving-precision anchor gives way to a canonical file of the same voice
 that appears in the cache folder (another replica made it, or it was copied there):
@@ -23,7 +24,6 @@ that appears in the cache folder (another replica made it, or it was copied ther
 
 from __future__ import annotations
 
-import argparse
 import logging
 import threading
 import time
@@ -31,13 +31,23 @@ from collections.abc import Iterable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from wyoming_omnivoice.anchors.cache import PROGRESS_LABEL, SERVING_KIND, Anchor, AnchorCache
+from wyoming_omnivoice.anchors.cache import (
+    ANCHOR_LINES_S,
+    PROGRESS_LABEL,
+    SERVING_KIND,
+    Anchor,
+    AnchorCache,
+)
 from wyoming_omnivoice.anchors.maker import AnchorMaker
 from wyoming_omnivoice.engine import return_freed_memory, strict_language
 from wyoming_omnivoice.errors import one_line
 from wyoming_omnivoice.progress import ANCHORS, Progress
 from wyoming_omnivoice.voices.catalog import VoicePreset
-from wyoming_omnivoice.voices.engine_thread import EngineThread, EngineThreadStopped
+from wyoming_omnivoice.voices.engine_thread import (
+    AfterBackground,
+    EngineThread,
+    EngineThreadStopped,
+)
 from wyoming_omnivoice.voices.templates import ALL, expand_all
 
 if TYPE_CHECKING:
@@ -51,7 +61,8 @@ ADOPT_INTERVAL_S = 10.0
 
 
 def preload_languages(value: str) -> tuple[str, ...]:
-    """``--preload-languages``: comma-separated language ids or names, ``all`` or ``none``."""
+    """``--preload-languages``: comma-separated language ids or names, ``all`` or ``none``;
+    ValueError naming a language that is not one."""
     items = [item.strip() for item in value.split(",") if item.strip()]
     if [item.casefold() for item in items] == ["none"]:
         return ()
@@ -59,10 +70,7 @@ def preload_languages(value: str) -> tuple[str, ...]:
         return (ALL,)
     languages: list[str] = []
     for item in expand_all(items):
-        try:
-            language = strict_language(item)
-        except ValueError as err:
-            raise argparse.ArgumentTypeError(one_line(str(err))) from None
+        language = strict_language(item)
         if language is not None and language not in languages:
             languages.append(language)
     return tuple(languages)
@@ -76,7 +84,11 @@ def preloaded(preset: VoicePreset, languages: Iterable[str], default: str) -> bo
 
 class AnchorBuilder:
     """Anchors of voices not built before ready: in the background (preloaded languages) or
-    on first use (the rest), each built once, then shared."""
+    on first use (the rest), each built once, then shared.
+
+    Before the worker runs (start-up, the synthesize CLI) an anchor is built on the caller's
+    thread; once it runs, every anchor is built on the worker's thread (the engine's one
+    user), so no two builds of one voice can overlap."""
 
     def __init__(self, cache: AnchorCache, engine: Engine, maker: AnchorMaker,
                  anchors: dict[str, Anchor], background: Iterable[VoicePreset] = (),
@@ -87,9 +99,11 @@ class AnchorBuilder:
         self._last_adopt = float("-inf")
         self._anchors = anchors
         self._failed: set[str] = set()
-        self._lock = threading.Lock()
-        #: One lock per voice being built: a request waits for its own voice only.
-        self._building: dict[str, threading.Lock] = {}
+        #: The voices of the background batch being built now (worker thread only).
+        self._building: set[str] = set()
+        #: Set while no background batch is being built.
+        self._batch_ended = threading.Event()
+        self._batch_ended.set()
         self._background = list(background)
         self._batch_size = max(1, min(batch_size, maker.max_batch or batch_size))
         self._thread: threading.Thread | None = None
@@ -102,48 +116,67 @@ class AnchorBuilder:
         return sum(preset.name not in self._anchors and preset.name not in self._failed
                    for preset in self._background)
 
+    def missing(self, preset: VoicePreset) -> bool:
+        """A designed voice whose anchor is not built yet (and has not failed)."""
+        return preset.uses_anchor and preset.name not in self._anchors \
+            and preset.name not in self._failed
+
     def get(self, preset: VoicePreset) -> Anchor | None:
-        """The anchor of ``preset``, built now if needed (blocks the caller, never the loop).
+        """The anchor of ``preset``, built now if needed (blocks the caller, never the loop;
+        once the worker runs, built on its thread).
 
         A voice whose anchor cannot be made is spoken without one (a warning, once).
         """
-        with self._lock:
-            anchor = self._anchors.get(preset.name)
-            if anchor is not None or preset.name in self._failed:
-                return anchor
-            voice_lock = self._building.setdefault(preset.name, threading.Lock())
-        with voice_lock:
-            anchor = self._anchors.get(preset.name)  # built meanwhile
-            if anchor is not None or preset.name in self._failed:
-                return anchor
-            _LOGGER.info("Building the anchor of voice %r on its first use", preset.name)
-            began = time.monotonic()
+        if self.worker is None:
+            return self.anchor_on(self._engine, preset)
+        while True:
             try:
-                anchor = self._build(preset)
-            except (ValueError, EngineThreadStopped) as err:
+                return self.worker.call(partial(self._anchor_on, preset)).result()
+            except AfterBackground:
+                self._batch_ended.wait()  # the background batch holding it, then again
+            except EngineThreadStopped as err:
                 self._failed.add(preset.name)
                 _LOGGER.warning("Voice %r: no anchor (%s); it is spoken without one",
                                 preset.name, one_line(str(err)))
                 return None
-            # What the request that asked for it waited (a cached file: a short read); a
-            # household that sees this often can preload the language.
-            _LOGGER.info("Voice %r: anchor ready in %.1f s on its first use (preload its "
-                         "language with --preload-languages to have it at start-up)",
-                         preset.name, time.monotonic() - began)
-            self._anchors[preset.name] = anchor
-            self.release_if_idle()
+
+    def _anchor_on(self, preset: VoicePreset, engine: Engine) -> Anchor | None:
+        return self.anchor_on(engine, preset)
+
+    def anchor_on(self, engine: Engine, preset: VoicePreset) -> Anchor | None:
+        """The anchor of ``preset``, built now with ``engine`` on this thread (the engine's)
+        if needed: a request's own job calls this before the request decodes. Raises
+        :class:`AfterBackground` when the background batch running now holds the voice.
+
+        A voice whose anchor cannot be made is spoken without one (a warning, once).
+        """
+        anchor = self._anchors.get(preset.name)
+        if anchor is not None or preset.name in self._failed:
             return anchor
+        if preset.name in self._building:
+            raise AfterBackground(f"the anchor of voice {preset.name!r} is being built")
+        _LOGGER.info("Building the anchor of voice %r on its first use", preset.name)
+        began = time.monotonic()
+        try:
+            anchor = self._cache.get_or_create(preset, self.maker.codes_on(engine))
+        except (ValueError, EngineThreadStopped) as err:
+            self._failed.add(preset.name)
+            _LOGGER.warning("Voice %r: no anchor (%s); it is spoken without one",
+                            preset.name, one_line(str(err)))
+            return None
+        # What the request that asked for it waited (a cached file: a short read); a
+        # household that sees this often can preload the language.
+        _LOGGER.info("Voice %r: anchor ready in %.1f s on its first use (preload its "
+                     "language with --preload-languages to have it at start-up)",
+                     preset.name, time.monotonic() - began)
+        self._anchors[preset.name] = anchor
+        self.release_if_idle()
+        return anchor
 
     def release_if_idle(self) -> None:
         """Let the anchor maker's fp32 engine go unless the background still needs it."""
         if self._thread is None or not self._thread.is_alive():
             self.maker.release()
-
-    def _build(self, preset: VoicePreset) -> Anchor:
-        if self.worker is None:
-            return self._cache.get_or_create(preset, self.maker.codes_on(self._engine))
-        return self.worker.call(lambda engine: self._cache.get_or_create(
-            preset, self.maker.codes_on(engine))).result()
 
     def adopt_canonical(self, presets: Iterable[VoicePreset], *, force: bool = False) -> int:
         """Serving anchors of ``presets`` replaced by their voice's canonical file where
@@ -182,7 +215,7 @@ class AnchorBuilder:
     def _run_background(self) -> None:
         total = self.background_left
         with Progress(ANCHORS, PROGRESS_LABEL, total, unit="built", item="anchor",
-                      logger=_LOGGER) as work:
+                      interval_s=ANCHOR_LINES_S, logger=_LOGGER) as work:
             while True:
                 group = [preset for preset in self._background
                          if preset.name not in self._anchors and preset.name not in self._failed
@@ -199,32 +232,32 @@ class AnchorBuilder:
 
     def _build_group(self, group: list[VoicePreset]) -> None:
         assert self.worker is not None
-        voice_locks = []
-        with self._lock:
-            for preset in group:
-                voice_locks.append(self._building.setdefault(preset.name, threading.Lock()))
-        for lock in voice_locks:  # requests for these voices wait for this batch
-            lock.acquire()
+        self.worker.call(partial(self._group_on, group), background=True).result()
+        return_freed_memory()  # a batch's working memory, back to the system
+
+    def _group_on(self, group: list[VoicePreset], engine: Engine) -> None:
+        """The anchors of ``group`` in one batch (on the worker's thread, yielding to the
+        requests at every step); one by one when the engine refuses one of them."""
+        group = [preset for preset in group if self.missing(preset)]  # a request's meanwhile
+        if not group:
+            return
+        self._building = {preset.name for preset in group}
+        self._batch_ended.clear()
         try:
             try:
-                built = self.worker.call(lambda engine: self._cache.ensure_all(
-                    group, self.maker.codes_on(engine), batch_size=len(group),
-                    log_progress=False), background=True).result()
+                built = self._cache.ensure_all(group, self.maker.codes_on(engine),
+                                               batch_size=len(group), log_progress=False)
             except ValueError:
                 built = {}  # one voice the engine refuses fails the batch: one by one
                 for preset in group:
                     try:
-                        built[preset.name] = self.worker.call(
-                            partial(self._one, preset), background=True).result()
+                        built[preset.name] = self._cache.get_or_create(
+                            preset, self.maker.codes_on(engine))
                     except ValueError as err:
                         self._failed.add(preset.name)
                         _LOGGER.warning("Voice %r: no anchor (%s); it is spoken without one",
                                         preset.name, one_line(str(err)))
             self._anchors.update(built)
-            return_freed_memory()  # a batch's working memory, back to the system
         finally:
-            for lock in voice_locks:
-                lock.release()
-
-    def _one(self, preset: VoicePreset, engine: Engine) -> Anchor:
-        return self._cache.get_or_create(preset, self.maker.codes_on(engine))
+            self._building = set()
+            self._batch_ended.set()

@@ -2,7 +2,7 @@
 serving mode, said once and marked.
 
 - The serving engine runs fp32: it makes canonical anchors itself, at the canonical steps
-  (:data:`.anchors.CANONICAL`), whatever steps it serves with.
+  (:data:`.cache.CANONICAL`), whatever steps it serves with.
 - Otherwise (int8 on a CPU, fp16 on a GPU) a second engine with the fp32 backbone is loaded
   when the first anchor is due (on a CPU with its weights left in onnxruntime's memory map:
   ``prepack=False``, about 0.1 GB of anonymous memory at the real size), used for the
@@ -77,7 +77,7 @@ class AnchorMaker:
 
     def codes_on(self, engine: Engine) -> Callable[[list[SynthesisRequest]],
                                                    tuple[AnchorMode, list[Any]]]:
-        """What :class:`.anchors.AnchorCache` calls to decode, on ``engine``'s thread."""
+        """What :class:`.cache.AnchorCache` calls to decode, on ``engine``'s thread."""
         return lambda requests: self.generate(engine, requests)
 
     def generate(self, engine: Engine, requests: list[SynthesisRequest]

@@ -3,7 +3,7 @@
 About three seconds of speech each (the anchor is prepended to every request of its voice,
 so a longer one costs decode time on every request; three seconds is the short end of what
 upstream recommends for a cloning reference). Every Home Assistant language
-(:mod:`..voices.ha_languages`) has its own, so a German voice is anchored on German speech. The
+(:mod:`.voices.ha_languages`) has its own, so a German voice is anchored on German speech. The
 sentences are part of the anchor cache key: changing one rebuilds that language's anchors.
 """
 

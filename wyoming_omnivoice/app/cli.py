@@ -55,7 +55,7 @@ _LOGGER = logging.getLogger("wyoming_omnivoice")
 
 #: A development switch, not a flag (benchmarks/concurrency.py sets it): the worker's
 #: scheduling, ``auto`` (the default: step on CUDA, gated on the CPU), ``step``, ``gated``
-#: or ``batch`` (the former whole batches, to compare).
+#: or ``batch`` (whole batches decoded to the end, to compare the schedulings).
 SCHEDULING_ENV = "WYOMING_OMNIVOICE_SCHEDULING"
 
 
@@ -63,7 +63,7 @@ def scheduling_choice(deterministic: bool = False) -> str:
     """The worker's scheduling from :data:`SCHEDULING_ENV`; unset: ``auto``, or ``gated``
     with ``--deterministic``: a piece then never joins the decode of its request's previous
     piece, whose companions would change its codes where a batch's rows share their
-    quantization scales (int8), so a request sounds the same on every replica as before."""
+    quantization scales (int8), so a request sounds the same on every replica."""
     from wyoming_omnivoice.speech import SCHEDULING
 
     value = os.environ.get(SCHEDULING_ENV, "gated" if deterministic else "auto")

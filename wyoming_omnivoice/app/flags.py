@@ -4,6 +4,8 @@
 synthesize CLI (the same engine flags and defaults, so its anchors match the server's
 cache). The parsed flags become a typed, frozen :class:`.config.Config` once
 (:func:`.config.parse_config`); nothing past the CLI sees the ``argparse.Namespace``.
+The values' own parsers (``--max-gap``, ``--lead-in-ms``, ``--preload-languages``) raise
+``ValueError``; :func:`flag_type` turns that into argparse's error here, at the flag layer.
 """
 
 from __future__ import annotations
@@ -11,19 +13,43 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from wyoming_omnivoice import __version__
 from wyoming_omnivoice.anchors.lazy import DEFAULT_PRELOAD, preload_languages
 from wyoming_omnivoice.engine import PRECISIONS, default_num_steps, default_precision
+from wyoming_omnivoice.errors import one_line
 from wyoming_omnivoice.web.options import INGRESS_PROXY, TOKEN_ENV
 from wyoming_omnivoice.wyoming_protocol.gap_guard import (
     DEFAULT_LEAD_IN_MS,
     DEFAULT_MAX_GAP_S,
-    lead_in_ms,
-    max_gap_seconds,
+    parse_lead_in_ms,
+    parse_max_gap,
 )
+
+T = TypeVar("T")
+
+
+def flag_type(parse: Callable[[str], T], name: str) -> Callable[[str], T]:
+    """``parse`` as an argparse ``type``: its ValueError becomes argparse's error (the
+    message on one line; ``name`` is what argparse calls the value otherwise)."""
+    def parse_flag(value: str) -> T:
+        try:
+            return parse(value)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(one_line(str(err))) from None
+
+    parse_flag.__name__ = name
+    return parse_flag
+
+
+#: ``--max-gap``, ``--lead-in-ms`` and ``--preload-languages`` as argparse reads them.
+max_gap_seconds = flag_type(parse_max_gap, "max_gap_seconds")
+lead_in_ms = flag_type(parse_lead_in_ms, "lead_in_ms")
+preload_languages_flag = flag_type(preload_languages, "preload_languages")
 
 DEFAULT_URI = "tcp://0.0.0.0:10200"
 DEFAULT_VOICE = "en-female-young"
@@ -249,7 +275,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_language_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--preload-languages", type=preload_languages, default=DEFAULT_PRELOAD,
+        "--preload-languages", type=preload_languages_flag, default=DEFAULT_PRELOAD,
         metavar="LANGS",
         help="build the voice anchors of these languages before the server is ready "
              "(comma-separated ids such as en,de, 'all' or 'none'); other voices get theirs "

@@ -2,7 +2,7 @@
 
 :class:`StartupStatus` holds the phase that :mod:`.cli` sets as the start goes on (the model
 files, loading the engine, the voices' anchors, ready) and adds the long work running now
-(:func:`..progress.running`: a file downloading, the backbone being prepared, anchors being
+(:func:`.progress.running`: a file downloading, the backbone being prepared, anchors being
 made), each with its numbers. The web server reads it through its
 :class:`~wyoming_omnivoice.web.health.StartupState` interface (``health()``); nothing of
 the web is imported here. Thread-safe: the start-up runs on the main thread, the page's

@@ -4,6 +4,11 @@ The modules of this package are its inside: ``tests/engine/test_public_interface
 on any import of one of them from elsewhere in ``wyoming_omnivoice`` (the offline graph work
 has its own public interface, :mod:`wyoming_omnivoice.engine.offline`). ``docs/design.md``
 lists the API.
+
+``__all__`` is what every room may use. :data:`SCHEDULER_NAMES` are the step-level decode
+that the speech worker schedules (a session, its items, the step hook and the interrupt of a
+background forward): they resolve here too, for ``speech/`` alone; the protocols
+(``wyoming_protocol/``, ``web/``) never name them (the same test holds it).
 """
 
 from __future__ import annotations
@@ -32,14 +37,10 @@ __all__ = [
     "VOCODER",
     "DecodeOptions",
     "Engine",
-    "ForwardInterrupt",
     "ModelError",
-    "SessionItem",
     "SynthesisRequest",
-    "SynthesisSession",
     "VoicePrompt",
     "advertised_language_code",
-    "between_steps",
     "check_model",
     "choose_providers",
     "default_num_steps",
@@ -55,6 +56,9 @@ __all__ = [
     "return_freed_memory",
     "strict_language",
 ]
+
+#: The step-level decode the speech worker schedules (see the module docstring).
+SCHEDULER_NAMES = ("ForwardInterrupt", "SessionItem", "SynthesisSession", "between_steps")
 
 #: Public name -> the module of this package that defines it (imported on first use, so
 #: importing this package loads neither numpy nor onnxruntime).
@@ -117,6 +121,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.core import Engine as Engine
     from wyoming_omnivoice.engine.decoding.decoder import DecodeOptions as DecodeOptions
     from wyoming_omnivoice.engine.decoding.stepping import between_steps as between_steps
+    from wyoming_omnivoice.engine.model_check import check_model as check_model
     from wyoming_omnivoice.engine.planning import SynthesisRequest as SynthesisRequest
     from wyoming_omnivoice.engine.prompt.duration import estimate_num_frames as estimate_num_frames
     from wyoming_omnivoice.engine.prompt.instruct import instruct_vocabulary as instruct_vocabulary

@@ -12,7 +12,6 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -40,11 +39,9 @@ from wyoming_omnivoice.engine.forward.target_embeddings import keep_text_table_o
 from wyoming_omnivoice.engine.loading import load_model_graphs
 from wyoming_omnivoice.engine.planning import (
     Plan,
+    Planner,
     SynthesisRequest,
     check_reference_fits,
-    chunk_plan,
-    plan_request,
-    replan,
 )
 from wyoming_omnivoice.engine.prompt.builder import PromptBuilder
 from wyoming_omnivoice.engine.rendering import render_batch
@@ -90,8 +87,6 @@ class Engine:
             raise ValueError("min_canvas_frames must be a whole number of frames >= 0, "
                              f"not {min_canvas_frames!r}")
         self.paths = paths
-        #: The smallest target canvas decoded (see :data:`MIN_CANVAS_FRAMES`).
-        self.min_canvas_frames = min_canvas_frames
         #: The backbone variant in use (see :mod:`.precision`), and why it is the published
         #: one when another was asked for (None otherwise: :mod:`.loading`).
         self.precision = precision
@@ -99,6 +94,8 @@ class Engine:
         self.graphs = graphs
         started = time.perf_counter()
         self.prompts = PromptBuilder(paths.tokenizer)
+        #: A request's plans and prompts (:class:`.planning.Planner`), shared with sessions.
+        self.planner = Planner(self.prompts, min_canvas_frames)
         #: Seconds the load spent per part (prepared backbone, each session, tokenizer).
         self.load_seconds: dict[str, float] = {**graphs.load_seconds,
                                                "tokenizer": time.perf_counter() - started}
@@ -235,19 +232,23 @@ class Engine:
         return warm_up_engine(self, lengths, batch_sizes, prefix_cache, options)
 
     @property
+    def min_canvas_frames(self) -> int:
+        """The smallest target canvas decoded (see :data:`MIN_CANVAS_FRAMES`)."""
+        return self.planner.min_canvas_frames
+
+    @property
     def last_stats(self) -> DecodeStats:
         """Timing of the last decode (for benchmarks)."""
         return self.decoder.last_stats
 
     # -- planning ----------------------------------------------------------------------
     def _plan(self, request: SynthesisRequest, rng: np.random.Generator | None = None) -> Plan:
-        return self._at_least_minimum(plan_request(request, rng))
+        """``request``'s plan (:meth:`.planning.Planner.plan`; tests read plans here)."""
+        return self.planner.plan(request, rng)
 
     def _decode(self, plans: Sequence[Plan], options: DecodeOptions) -> list[np.ndarray]:
-        items = [DecodeItem(prompt=self.prompts.build(
-            plan.text, num_target=plan.num_frames, language=plan.language,
-            instruct=plan.instruct, ref_text=plan.ref_text, ref_codes=plan.ref_codes,
-            denoise=options.denoise), rng=plan.rng) for plan in plans]
+        items = [DecodeItem(prompt=self.planner.prompt(plan, options.denoise), rng=plan.rng)
+                 for plan in plans]
         return self.decoder.decode(items, options)
 
     # -- public API ----------------------------------------------------------------------
@@ -269,14 +270,14 @@ class Engine:
             text=text, language=language, instruct=instruct, ref_text=ref_text,
             ref_codes=ref_codes, speed=speed, num_frames=num_frames, seed=seed,
         )
-        return self._decode([self._plan(request)], options or DecodeOptions())[0]
+        return self._decode([self.planner.plan(request)], options or DecodeOptions())[0]
 
     def generate_codes_batch(
         self, requests: Sequence[SynthesisRequest], *, options: DecodeOptions | None = None
     ) -> list[np.ndarray]:
         """Decode several requests in one batch (no long-text splitting; ``ref_rms`` is
         unused); per-item results equal single decodes."""
-        plans = [self._plan(request) for request in requests]
+        plans = [self.planner.plan(request) for request in requests]
         if not plans:
             return []
         return self._decode(plans, options or DecodeOptions())
@@ -310,21 +311,16 @@ class Engine:
         options = options or DecodeOptions()
         started = time.perf_counter()
         stats = SynthesisStats()
-        plans = [self._plan(req) for req in requests]
-        chunked = [self._chunk_plans(plan) for plan in plans]
+        plans = [self.planner.plan(req) for req in requests]
+        chunked = [self.planner.chunks(plan) for plan in plans]
         stats.plan_s = time.perf_counter() - started
         codes: list[list[np.ndarray]] = [[] for _ in plans]
         rounds = max((len(c) for c in chunked), default=0)
         for round_index in range(rounds):
             members = [i for i, chunks in enumerate(chunked) if round_index < len(chunks)]
-            round_plans = []
-            for i in members:
-                plan = chunked[i][round_index]
-                if round_index > 0 and plans[i].ref_codes is None:
-                    # Upstream: later chunks of an uncloned text clone chunk 0's voice.
-                    plan = self._at_least_minimum(
-                        replan(plan, ref_codes=codes[i][0], ref_text=chunked[i][0].text))
-                round_plans.append(plan)
+            round_plans = [self.planner.chunk(chunked[i], round_index,
+                                              codes[i][0] if codes[i] else None)
+                           for i in members]
             t0 = time.perf_counter()
             for i, result in zip(members, self._decode(round_plans, options), strict=True):
                 codes[i].append(result)
@@ -362,19 +358,3 @@ class Engine:
         check_reference_fits(self.prompts, self.decoder.layout_for,
                              self.decoder.max_positions, SHORT_REPLY, prepared)
         return encoder.encode_prepared(prepared)
-
-    # -- helpers -------------------------------------------------------------------------
-    def _chunk_plans(self, plan: Plan) -> list[Plan]:
-        chunks = chunk_plan(plan)
-        if len(chunks) > 1:
-            _LOGGER.debug("Long text split into %d chunks", len(chunks))
-            chunks = [self._at_least_minimum(chunk) for chunk in chunks]
-        return chunks
-
-    def _at_least_minimum(self, plan: Plan) -> Plan:
-        """``plan`` on at least the minimum canvas (:data:`MIN_CANVAS_FRAMES`)."""
-        if plan.num_frames >= self.min_canvas_frames:
-            return plan
-        return replace(plan, num_frames=self.min_canvas_frames)
-
-

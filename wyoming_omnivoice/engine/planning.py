@@ -3,12 +3,16 @@
 A :class:`SynthesisRequest` is what a caller asks for; a :class:`Plan` is that request
 checked and resolved (language, instruct, reference codes, frame count, speed, random
 generator) so the decoder needs no more decisions. Long text is split into plans of about
-15 s here too. Apart from :class:`~wyoming_omnivoice.engine.core.Engine`, which builds the
-prompts and decodes, this is pure: no graphs, no sessions, so its rules read on their own.
+15 s here too. :class:`Planner` is the one planning and prompt step of a request, the same
+for a whole batch (``Engine.synthesize_batch``) and a step-level session
+(:class:`~wyoming_omnivoice.engine.session.SynthesisSession`): its plan on at least the
+minimum canvas, its chunks, the rule that later chunks clone chunk 0, each chunk's prompt.
+No graphs, no sessions: its rules read on their own.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -23,6 +27,9 @@ from wyoming_omnivoice.engine.prompt.duration import estimate_num_frames
 from wyoming_omnivoice.engine.prompt.instruct import normalize_instruct
 from wyoming_omnivoice.engine.prompt.languages import resolve_language
 from wyoming_omnivoice.engine.prompt.text_rules import chunk_text_punctuation
+
+# The plans' lines are the engine facade's (its log is the one turned up to see them).
+_LOGGER = logging.getLogger("wyoming_omnivoice.engine.core")
 
 #: Upstream chunks text whose estimate exceeds 30 s into pieces of about 15 s.
 CHUNK_THRESHOLD_FRAMES = 30 * FRAME_RATE
@@ -109,6 +116,52 @@ def replan(plan: Plan, **changes: Any) -> Plan:
     ref_len = int(changed.ref_codes.shape[1]) if changed.ref_codes is not None else None
     return replace(changed, num_frames=estimate_num_frames(
         changed.text, changed.ref_text, ref_len, plan.speed))
+
+
+class Planner:
+    """A request's plans and their prompts (see the module docstring)."""
+
+    def __init__(self, prompts: PromptBuilder, min_canvas_frames: int) -> None:
+        self.prompts = prompts
+        #: The smallest target canvas decoded (``Engine``'s ``MIN_CANVAS_FRAMES``).
+        self.min_canvas_frames = min_canvas_frames
+
+    def plan(self, request: SynthesisRequest, rng: np.random.Generator | None = None
+             ) -> Plan:
+        """``request`` checked and resolved (``TypeError``/``ValueError`` for a bad one), on
+        at least the minimum canvas."""
+        return self.at_least_minimum(plan_request(request, rng))
+
+    def chunks(self, plan: Plan) -> list[Plan]:
+        """``plan`` as the chunks it is decoded in, one after the other (long text: pieces of
+        about 15 s, each on at least the minimum canvas)."""
+        chunks = chunk_plan(plan)
+        if len(chunks) > 1:
+            _LOGGER.debug("Long text split into %d chunks", len(chunks))
+            chunks = [self.at_least_minimum(chunk) for chunk in chunks]
+        return chunks
+
+    def chunk(self, chunks: list[Plan], index: int, first_codes: np.ndarray | None) -> Plan:
+        """Chunk ``index`` of ``chunks`` as it is decoded: as upstream, the later chunks of
+        an uncloned text clone chunk 0's voice (``first_codes``: the codes of chunk 0)."""
+        plan = chunks[index]
+        if index > 0 and chunks[0].ref_codes is None:
+            plan = self.at_least_minimum(
+                replan(plan, ref_codes=first_codes, ref_text=chunks[0].text))
+        return plan
+
+    def prompt(self, plan: Plan, denoise: bool) -> Prompt:
+        """The prompt ``plan`` is decoded with."""
+        return self.prompts.build(
+            plan.text, num_target=plan.num_frames, language=plan.language,
+            instruct=plan.instruct, ref_text=plan.ref_text, ref_codes=plan.ref_codes,
+            denoise=denoise)
+
+    def at_least_minimum(self, plan: Plan) -> Plan:
+        """``plan`` on at least the minimum canvas."""
+        if plan.num_frames >= self.min_canvas_frames:
+            return plan
+        return replace(plan, num_frames=self.min_canvas_frames)
 
 
 def check_ref_codes(ref_codes: Any) -> np.ndarray | None:

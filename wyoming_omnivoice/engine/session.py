@@ -24,8 +24,7 @@ import numpy as np
 from wyoming_omnivoice.engine.audio.vocoder import Vocoder
 from wyoming_omnivoice.engine.decoding.decode_types import DecodeOptions, DecodeStats
 from wyoming_omnivoice.engine.decoding.stepping import DecodeState, Stepper, step_boundary
-from wyoming_omnivoice.engine.planning import Plan, SynthesisRequest, replan
-from wyoming_omnivoice.engine.prompt.builder import PromptBuilder
+from wyoming_omnivoice.engine.planning import Plan, Planner, SynthesisRequest
 from wyoming_omnivoice.engine.rendering import render_batch
 from wyoming_omnivoice.engine.synthesis_stats import SynthesisStats
 
@@ -41,13 +40,7 @@ class SessionEngine(Protocol):
     def decoder(self) -> _Decoder: ...
 
     @property
-    def prompts(self) -> PromptBuilder: ...
-
-    def _plan(self, request: SynthesisRequest) -> Plan: ...
-
-    def _chunk_plans(self, plan: Plan) -> list[Plan]: ...
-
-    def _at_least_minimum(self, plan: Plan) -> Plan: ...
+    def planner(self) -> Planner: ...
 
     @property
     def vocoder_runner(self) -> Vocoder: ...
@@ -112,9 +105,9 @@ class SynthesisSession:
         """Plan ``request`` (a bad one raises ``ValueError`` here) and let it join at the
         next step. ``codes_only``: its result is the codes of one decode (no long-text
         chunks, no vocoder), like ``generate_codes_batch``."""
-        engine = self.engine
-        plan = engine._plan(request)
-        chunks = [plan] if codes_only else engine._chunk_plans(plan)
+        planner = self.engine.planner
+        plan = planner.plan(request)
+        chunks = [plan] if codes_only else planner.chunks(plan)
         item = SessionItem(request=request, chunks=chunks, codes_only=codes_only, tag=tag)
         self._start(item, raise_errors=True)
         self._items.append(item)
@@ -177,18 +170,11 @@ class SynthesisSession:
         if not self._stepper.joinable:
             self._waiting.append(item)
             return
-        engine = self.engine
+        planner = self.engine.planner
         index = len(item.codes)
-        plan = item.chunks[index]
-        if index > 0 and item.chunks[0].ref_codes is None:
-            # Upstream: later chunks of an uncloned text clone chunk 0's voice.
-            plan = engine._at_least_minimum(
-                replan(plan, ref_codes=item.codes[0], ref_text=item.chunks[0].text))
+        plan = planner.chunk(item.chunks, index, item.codes[0] if item.codes else None)
         try:
-            prompt = engine.prompts.build(
-                plan.text, num_target=plan.num_frames, language=plan.language,
-                instruct=plan.instruct, ref_text=plan.ref_text, ref_codes=plan.ref_codes,
-                denoise=self.options.denoise)
+            prompt = planner.prompt(plan, self.options.denoise)
             item.state = self._stepper.start(prompt, plan.rng, owner=item)
         except Exception as err:
             if raise_errors:

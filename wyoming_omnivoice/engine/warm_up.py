@@ -4,9 +4,10 @@
 * one forward per length bucket a short reply can use, at every row bucket of the requests
   that can decode at once (with CUDA graphs: 1, 2, 4 and 8 rows), so each shape's
   allocations and CUDA graph exist before a request needs them;
-* with the step loop on the device: first its check (:func:`.decoding.device_check.
-  check_device_loop`: a short seeded decode on the device and on the host loop must give
-  the same codes, else the engine keeps the host loop, with one warning), then two steps of
+* with the step loop on the device: first its check
+  (:func:`.decoding.device_check.check_device_loop`: a short seeded decode on the device
+  and on the host loop must give the same codes, else the engine keeps the host loop, with
+  one warning), then two steps of
   a decode of short replies at each row bucket with the requests' options, which builds the
   step session and captures its graphs (both turns) for the shapes short replies use;
 * the vocoder's probe, check and short-reply shapes (bucketed vocoder).

@@ -4,7 +4,7 @@
 from the class given: one bar for a plain HTTP download, one for a Xet download whose
 network bytes go to ``update_transfer`` (defined here, so the Xet reporter uses this one bar
 for both). The class made by :func:`bar_class` draws nothing: every ``update`` goes to a
-:class:`..progress.Progress`, which logs a line every few seconds (bytes done, percent,
+:class:`.progress.Progress`, which logs a line every few seconds (bytes done, percent,
 rate, time left) and lists the download for the start-up status while it runs.
 """
 

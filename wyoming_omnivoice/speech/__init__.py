@@ -13,7 +13,7 @@ text preparation's.
 
 from __future__ import annotations
 
-from wyoming_omnivoice.speech.admission import Demand
+from wyoming_omnivoice.speech.admission import Demand, WaitingLine
 from wyoming_omnivoice.speech.errors import (
     BUSY,
     INTERNAL_ERROR,
@@ -73,6 +73,7 @@ __all__ = [
     "SpeechService",
     "SpeechSettings",
     "VoiceWish",
+    "WaitingLine",
     "WorkerStoppedError",
     "audio_to_pcm",
     "check_default_voice",

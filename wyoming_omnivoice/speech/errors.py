@@ -48,7 +48,7 @@ def text_invalid(err: TextRefused) -> RequestError:
 
 
 def checked_text(text: str) -> str:
-    """A request's whole text as the server takes it (:mod:`...text.characters`: surrogate
+    """A request's whole text as the server takes it (:mod:`.text.characters`: surrogate
     pairs joined, controls and noncharacters replaced by spaces), or ``text-invalid``."""
     try:
         return check_characters(text)

@@ -15,7 +15,7 @@ from wyoming_omnivoice.voices.engine_thread import EngineThreadStopped
 if TYPE_CHECKING:
     from wyoming_omnivoice import Engine, SynthesisRequest
 
-__all__ = ["Audio", "BusyError", "Call", "Job", "WorkerStoppedError", "resolve"]
+__all__ = ["Audio", "BusyError", "Call", "Job", "Prepare", "WorkerStoppedError", "resolve"]
 
 
 class BusyError(RuntimeError):
@@ -24,6 +24,11 @@ class BusyError(RuntimeError):
 
 class WorkerStoppedError(EngineThreadStopped):
     """The worker is stopped (shutting down, or it died)."""
+
+
+#: What a job does on the worker's thread before its request decodes (a voice's anchor
+#: built and put in): ``prepare(engine, request)`` -> the request to decode.
+Prepare = Callable[["Engine", "SynthesisRequest"], "SynthesisRequest"]
 
 
 @dataclass(eq=False)
@@ -36,6 +41,8 @@ class Job:
     started: asyncio.Future[None] = field(repr=False)
     cancelled: bool = False
     submitted_at: float = field(default_factory=time.monotonic)
+    #: Still to do on the worker's thread before the request can decode (None: ready).
+    prepare: Prepare | None = field(default=None, repr=False)
 
     def cancel(self) -> None:
         """Drop the job if it has not started; discard its result otherwise (loop thread)."""

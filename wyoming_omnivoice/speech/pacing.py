@@ -7,12 +7,12 @@ decodes) and, each time a piece of a reply goes to the worker, decides how much 
 text that has not been decoded yet it takes (:func:`plan_piece`):
 
 - the first piece of a reply is its first sentence (or that sentence's first clause when
-  it is long, :mod:`..text.clauses`): first audio as soon as possible;
+  it is long, :mod:`.text.clauses`): first audio as soon as possible;
 - a later piece takes as many whole sentences as are predicted to decode before the
   client runs out of audio (``budget``), up to :data:`MAX_PIECE_CHARS`;
 - where not even the next sentence fits, it takes that sentence's clauses that fit, and
   at least one clause: a host slower than real time then makes many short gaps instead
-  of one long one (the gap guard, :mod:`..server.gap_guard`, fills each with silence).
+  of one long one (the gap guard, :mod:`.wyoming_protocol.gap_guard`, fills each with silence).
 
 The same plan serves one-shot and streamed text: a stream's sentences are taken as they
 arrive. Nothing waits for the budget: a piece is planned when the worker takes the piece

@@ -6,7 +6,8 @@ pieces, and makes them itself: each piece of text is an :class:`AudioPiece`
 (:meth:`Speech.say`, :meth:`Speech.say_sentence`, or sentence by sentence from streamed
 text: :meth:`Speech.add_text`, :meth:`Speech.finish_text`) whose task
 (:meth:`Speech._produce`) plans it, builds its engine request on the text thread and
-submits it to the worker: the pieces of one request are decoded in order, piece N+1
+submits it to the worker (a voice's anchor still to build is built in that job, on the
+worker's thread): the pieces of one request are decoded in order, piece N+1
 submitted once piece N was taken by the worker. How much text each piece speaks is paced
 (:meth:`Speech.plan`, :mod:`.pacing`); a piece whose text an earlier one speaks is
 *absorbed* (its audio is empty). :meth:`Speech.close` frees the slot; :meth:`Speech.cancel`
@@ -23,11 +24,14 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from wyoming_omnivoice.speech.admission import Demand, RequestSlots
+from wyoming_omnivoice.speech.admission import Demand, RequestSlots, WaitingLine
 from wyoming_omnivoice.speech.errors import check_text_length, text_invalid
+from wyoming_omnivoice.speech.jobs import Job
 from wyoming_omnivoice.speech.pacing import (
     PlannedPiece,
     PlayClock,
@@ -47,6 +51,10 @@ from wyoming_omnivoice.text.characters import StreamCharacters, TextRefused
 from wyoming_omnivoice.text.prepare import feed, prepare_streamed_sentence
 from wyoming_omnivoice.text.sentences import SentenceSplitter
 from wyoming_omnivoice.voices.catalog import VoicePreset
+from wyoming_omnivoice.voices.library import VoiceLibrary
+
+if TYPE_CHECKING:
+    from wyoming_omnivoice import SynthesisRequest
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -61,6 +69,8 @@ class PieceTools:
     make_request: RequestBuilder
     slots: RequestSlots
     demand: Demand
+    #: The voices served: a voice's anchor still to build is built in the request's job.
+    voices: VoiceLibrary
 
 
 class AudioPiece:
@@ -88,8 +98,11 @@ class Speech:
 
     def __init__(self, tools: PieceTools, voice: VoicePreset, *, ssml: bool,
                  streamed: bool, override: Override | None = None,
-                 clock: PlayClock | None = None, language: str | None = None) -> None:
+                 clock: PlayClock | None = None, language: str | None = None,
+                 line: WaitingLine | None = None) -> None:
         self._tools = tools
+        #: The line whose turn this request holds until it closes (the HTTP side's).
+        self._line = line
         #: When the client runs out of audio (None: not paced, e.g. a whole-text request).
         self.clock = clock
         #: What the pacing predicted for the piece the worker took last.
@@ -168,7 +181,7 @@ class Speech:
                 request = self.override.apply(request)
             if not self.active:
                 raise asyncio.CancelledError
-            job = tools.worker.submit(request)
+            job = self._submit(request)
             await asyncio.wait([job.started])
             predicted.started = time.monotonic()
             self.planned = predicted
@@ -182,6 +195,14 @@ class Speech:
         finally:
             if not started.done():
                 started.set_result(None)
+
+    def _submit(self, request: SynthesisRequest) -> Job:
+        """``request`` to the worker: once, with the building of its voice's anchor in its
+        own job when the anchor is still to build (and the request has no other reference)."""
+        worker, voices = self._tools.worker, self._tools.voices
+        if voices.anchor_missing(self.voice) and request.ref_codes is None:
+            return worker.submit(request, prepare=partial(voices.with_anchor, self.voice))
+        return worker.submit(request)
 
     def plan(self, piece: AudioPiece) -> tuple[str, PlannedPiece]:
         """The text ``piece`` speaks: its own and the waiting pieces after it that this host
@@ -213,7 +234,7 @@ class Speech:
     async def add_text(self, chunk: str) -> list[AudioPiece]:
         """Streamed text: the pieces of the sentences it completes (``text-too-long`` past
         the limit, counted over the whole stream; ``text-invalid`` for a character that
-        cannot be spoken, :mod:`...text.characters`)."""
+        cannot be spoken, :mod:`.text.characters`)."""
         self.text_length += len(chunk)
         check_text_length(self.text_length, self._tools.settings.max_text_length,
                           streamed=True)
@@ -266,3 +287,5 @@ class Speech:
         if not self._closed:
             self._closed = True
             self._tools.slots.release(self)
+            if self._line is not None:
+                self._line.leave()

@@ -8,9 +8,11 @@
   regional variant when the request names one (``pt-BR``) or the voice is one's
   (``pt-BR-female``), else the language's own way (:func:`.request_language.reading_language`).
 - The voice's part (instruct, speed, and its reference: a cloned voice's clone prompt with
-  its loudness, else a designed voice's anchor, built on first use for a voice whose
-  language was not preloaded, else none) comes from the voices being served
-  (:meth:`wyoming_omnivoice.voices.library.VoiceLibrary.voice_part`).
+  its loudness, else a designed voice's anchor, else none) comes from the voices being
+  served (:meth:`wyoming_omnivoice.voices.library.VoiceLibrary.voice_part`). A designed
+  voice's anchor not built yet is built here only before the worker runs; once it runs, the
+  request leaves without it and its job builds it on the worker's thread
+  (:meth:`.pieces.Speech._submit`).
 - ``--deterministic``: the seed derived from the voice and the text (:mod:`.determinism`).
 """
 

@@ -10,10 +10,11 @@ live changes), which it asks and never copies.
 Two entries, one per kind of request:
 
 - :meth:`SpeechService.one_shot`: a whole text. Refused early (``shutting-down``,
-  ``text-too-long``, ``text-invalid``: :mod:`...text.characters`), its voice routed, its
-  text prepared into pieces (on the text thread when long), a slot given (or ``busy``):
-  a :class:`.pieces.Speech` with every piece handed over (``OneShotSpeech``), or None when
-  there is nothing to say.
+  ``text-too-long``, ``text-invalid``: :mod:`.text.characters`), its voice routed, its turn
+  waited for in a line when it comes with one (the HTTP side's:
+  :class:`.admission.WaitingLine`), its text prepared into pieces (on the text thread when
+  long), a slot given (or ``busy``): a :class:`.pieces.Speech` with every piece handed over
+  (``OneShotSpeech``), or None when there is nothing to say.
 - :meth:`SpeechService.open_stream`: streamed text. Refused early, routed, admitted: a
   :class:`.pieces.Speech` that makes pieces sentence by sentence
   (:meth:`Speech.add_text`, :meth:`Speech.finish_text`), each chunk checked as it comes
@@ -35,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from wyoming_omnivoice.speech.admission import Demand, RequestSlots
+from wyoming_omnivoice.speech.admission import Demand, RequestSlots, WaitingLine
 from wyoming_omnivoice.speech.errors import (
     BUSY,
     SHUTTING_DOWN,
@@ -84,7 +85,7 @@ class SpeechService:
         #: Requests with a piece queued or decoding (the worker's batch window reads it).
         self.demand = demand if demand is not None else Demand()
         self._tools = PieceTools(settings, worker, self.text, make_request, self.slots,
-                                 self.demand)
+                                 self.demand, voices)
         #: Set on SIGTERM/SIGINT: requests in progress finish, new ones are refused.
         self.draining = False
 
@@ -135,26 +136,37 @@ class SpeechService:
 
     async def one_shot(self, text: str, voice: VoiceWish | VoicePreset | None, *,
                        ssml: bool = False, language: str | None = None,
-                       override: Override | None = None, clock: PlayClock | None = None
-                       ) -> OneShotSpeech | None:
+                       override: Override | None = None, clock: PlayClock | None = None,
+                       line: WaitingLine | None = None) -> OneShotSpeech | None:
         """A whole text, admitted with every piece handed over; None when there is nothing
         to say. ``voice``: a wish to route, or the voice itself (a stream's). ``clock``:
         when its client runs out of audio (kept by the protocol as it sends audio); with
         it, later pieces are paced to decode before then, without it they are as long as
-        allowed. ``language``: the tag the request named (``pt-BR``), if any. Raises
+        allowed. ``language``: the tag the request named (``pt-BR``), if any. ``line``: the
+        request waits its turn in it before it takes a slot (the HTTP side's). Raises
         RequestError (``shutting-down``, ``text-too-long``, ``text-invalid``, ``busy``)
         before any work is queued."""
         self.check_open()
         self.check_length(len(text))
         text = checked_text(text)
         preset = voice if isinstance(voice, VoicePreset) else self.route(voice)
-        texts = await self.text.prepare(len(text), prepare_one_shot, text, ssml=ssml,
-                                        first_clause=self.settings.first_clause, group=False)
-        if not texts:
-            _LOGGER.debug("Nothing to say in %r", text)
-            return None
-        speech = self._admit(preset, ssml=ssml, streamed=False, override=override,
-                             clock=clock, language=language)
+        if line is not None:
+            await line.enter()
+        try:
+            texts = await self.text.prepare(len(text), prepare_one_shot, text, ssml=ssml,
+                                            first_clause=self.settings.first_clause,
+                                            group=False)
+            if not texts:
+                _LOGGER.debug("Nothing to say in %r", text)
+                if line is not None:
+                    line.leave()
+                return None
+            speech = self._admit(preset, ssml=ssml, streamed=False, override=override,
+                                 clock=clock, language=language, line=line)
+        except BaseException:
+            if line is not None:
+                line.leave()
+            raise
         _LOGGER.debug("One-shot with voice %s in %d piece(s)", preset.name, len(texts))
         pieces = [piece for piece_text in texts for piece in speech.say_sentence(piece_text)]
         return OneShotSpeech(speech, pieces)
@@ -173,10 +185,10 @@ class SpeechService:
 
     def _admit(self, voice: VoicePreset, *, ssml: bool, streamed: bool,
                override: Override | None = None, clock: PlayClock | None = None,
-               language: str | None = None) -> Speech:
-        """A slot for one request, or ``busy``."""
+               language: str | None = None, line: WaitingLine | None = None) -> Speech:
+        """A slot for one request, or ``busy`` (``line``: its turn, left when it closes)."""
         speech = Speech(self._tools, voice, ssml=ssml, streamed=streamed, override=override,
-                        clock=clock, language=language)
+                        clock=clock, language=language, line=line)
         if not self.slots.try_acquire(speech):
             raise RequestError(f"Server busy: {self.slots.limit} requests in progress "
                                "(--max-concurrent); try again shortly", BUSY)

@@ -17,7 +17,7 @@ OFF_LOOP_CHARS = 256
 class TextThread:
     """One thread for text work, so the event loop keeps serving other connections.
 
-    Every step of text preparation is linear (:mod:`..text.prepare`), but a long crafted
+    Every step of text preparation is linear (:mod:`.text.prepare`), but a long crafted
     text still costs tens of milliseconds, and normalisation rules are many. Short text is
     prepared inline (a thread hop would cost more than the work); the rest here. One thread
     is enough (the work holds the GIL) and keeps the server's thread count fixed.

@@ -14,7 +14,7 @@ the GIL), then loads the language identification. Before ready these cost a rest
 2 s at the real size on 2 cores (0.8 s synthesis with the anchor, 0.6 s normalisers of 21
 languages, 0.5 s language id competing for the GIL). A cold CPU session runs its first
 forward about as fast as the next (the arenas shrink after every run,
-:func:`..engine.sessions.shrinking_run_options`), so what is left cold costs little.
+:func:`.onnx_sessions.shrinking_run_options`), so what is left cold costs little.
 """
 
 from __future__ import annotations

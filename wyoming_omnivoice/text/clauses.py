@@ -103,7 +103,7 @@ def split_clauses(sentence: str, minimum: int = MIN_LATER_CLAUSE) -> list[str]:
     """``sentence`` cut at every clause boundary where both sides hold at least
     ``minimum`` units (Latin letters); joined with spaces the clauses give it back.
 
-    The pacing of a reply (:mod:`..speech.pacing`) merges them again into whole sentences
+    The pacing of a reply (:mod:`.speech.pacing`) merges them again into whole sentences
     whenever the host is fast enough; only a slow host speaks them as separate pieces.
     """
     text = sentence.strip()

@@ -88,7 +88,7 @@ def prepare_one_shot(text: str, *, ssml: bool = False, first_clause: bool = Fals
     """The pieces to speak for a one-shot request, in order; empty when nothing is said.
 
     ``group=False``: the sentences (and the first clause) as they are, for the server's
-    pacing (:mod:`..speech.pacing`), which groups them by this host's decode speed.
+    pacing (:mod:`.speech.pacing`), which groups them by this host's decode speed.
     """
     if ssml:
         text = ssml_to_text(text)

@@ -64,19 +64,34 @@ class VoiceAssets:
     builder: AnchorBuilder | None = None
 
     def anchor_for(self, preset: VoicePreset) -> Anchor | None:
+        """The voice's anchor, built now when it was not preloaded (blocks the caller)."""
         anchor = self.anchors.get(preset.name)
         if anchor is None and preset.uses_anchor and self.builder is not None:
             anchor = self.builder.get(preset)
         return anchor
 
+    def anchor_missing(self, preset: VoicePreset) -> bool:
+        """A designed voice whose anchor is still to be built (on first use)."""
+        return self.builder is not None and self.builder.worker is not None \
+            and preset.name not in self.anchors and self.builder.missing(preset)
+
+    def anchor_on(self, engine: Engine, preset: VoicePreset) -> Anchor | None:
+        """On the engine's thread: the voice's anchor, built now with ``engine`` when it is
+        missing (``AfterBackground`` while the background batch running now makes it)."""
+        anchor = self.anchors.get(preset.name)
+        if anchor is None and preset.uses_anchor and self.builder is not None:
+            anchor = self.builder.anchor_on(engine, preset)
+        return anchor
+
     def voice_part(self, preset: VoicePreset) -> VoicePart:
-        """The voice's design and reference (an anchor built now when it was not
-        preloaded: never on the event loop)."""
+        """The voice's design and reference. An anchor not preloaded is built now before the
+        worker runs (never on the event loop); once it runs, it is left out, for the
+        request's own job to build (:meth:`anchor_missing`, :meth:`anchor_on`)."""
         prompt = self.prompts.get(preset.name)
         if prompt is not None:
             return VoicePart(preset.instruct, preset.speed, prompt.codes, prompt.text,
                              prompt.rms)
-        anchor = self.anchor_for(preset)
+        anchor = None if self.anchor_missing(preset) else self.anchor_for(preset)
         if anchor is not None:
             return VoicePart(preset.instruct, preset.speed, anchor.codes, anchor.text)
         return VoicePart(preset.instruct, preset.speed)
@@ -157,7 +172,7 @@ def prepare_voices(engine: Engine, catalog: VoiceCatalog, default: str, data_dir
     """Clone prompts for every voice, anchors for the voices of the ``preload`` languages
     (others: from the cache, else on first use); the catalog without the voices that
     failed (each logged once). StartupError when the default voice fails. ``maker`` makes
-    new anchors (default: :func:`.anchor_maker.serving_maker`, canonical only when the
+    new anchors (default: :func:`.anchors.maker.serving_maker`, canonical only when the
     engine itself runs fp32)."""
     if maker is None:
         from wyoming_omnivoice.anchors.maker import serving_maker

@@ -2,8 +2,8 @@
 
 A preset is either *designed* (an OmniVoice instruct such as ``"female, british accent"``,
 optionally pinned to a cached anchor sample, see :mod:`.anchors`) or *cloned* (a reference
-recording and its transcript). Presets come from YAML (:mod:`.voice_config`) and voice
-folders (:mod:`.cloned_voices`).
+recording and its transcript). Presets come from YAML (:mod:`.voices.config`) and voice
+folders (:mod:`.voices.cloned`).
 
 The catalog also holds the household's voices (:mod:`.household`): a voice chosen per
 language (a written tag: ``de``, ``pt-BR``) that speaks a request naming no voice in that
@@ -57,7 +57,7 @@ class VoicePreset:
     #: A cloned voice's reference (recording and transcript); None for a designed voice.
     clone: CloneReference | None = None
     source: str = BUILTIN_SOURCE
-    #: A preset served once per language as ``<language>-<name>`` (see :mod:`.voice_templates`).
+    #: A preset served once per language as ``<language>-<name>`` (see :mod:`.voices.templates`).
     per_language: bool = False
     #: For a voice generated from a per-language preset: that preset's name.
     template: str | None = None

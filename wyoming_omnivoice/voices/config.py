@@ -353,7 +353,7 @@ def load_builtin_voices() -> list[VoicePreset]:
 def build_catalog(voices_file: Path | None = None, extra: Iterable[VoicePreset] = (),
                   problems: list[VoiceProblem] | None = None) -> VoiceCatalog:
     """Built-in presets, then ``extra`` (e.g. folder voices), then the user's file; then its
-    ``voice_languages``, then per-language presets expanded (:mod:`.voice_templates`).
+    ``voice_languages``, then per-language presets expanded (:mod:`.voices.templates`).
 
     With ``problems``, bad entries of the user's file are reported there and skipped.
     """

@@ -22,6 +22,12 @@ class EngineThreadStopped(RuntimeError):
     """The engine's thread is not running (shutting down, or it died)."""
 
 
+class AfterBackground(Exception):
+    """Raised by work on the engine's thread that needs what the background work running
+    now is making (a voice's anchor in the batch being built): it can run once that
+    background call has ended, and is run again then (the thread cannot wait for itself)."""
+
+
 class EngineThread(Protocol):
     """Runs ``run(engine)`` on the engine's thread; its future (any thread may ask).
 

@@ -12,12 +12,20 @@ voice per language (:mod:`.household`: :meth:`VoiceLibrary.choose_for`,
 :meth:`VoiceLibrary.unchoose`), kept in a file across restarts.
 
 Everything here is called on the event loop thread, except :meth:`VoiceLibrary.voice_part`
-and :meth:`VoiceLibrary.anchor_codes`, which may build an anchor on the engine's thread and
-so are called from the text thread or the engine's thread (never the event loop).
+(the text thread: it builds a missing anchor itself only before the worker runs),
+:meth:`VoiceLibrary.anchor_of` (any thread but the loop: it waits for the engine's thread),
+and :meth:`VoiceLibrary.with_anchor` and :meth:`VoiceLibrary.anchor_codes` (the engine's
+thread).
+
+Once the worker runs, a request for a designed voice whose anchor is not built yet goes down
+once: its engine request leaves the anchor out (:meth:`VoiceLibrary.voice_part`,
+:meth:`VoiceLibrary.anchor_missing`), and its own job, on the worker's thread, builds the
+anchor and puts it in before the request decodes (:meth:`VoiceLibrary.with_anchor`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Iterable
@@ -143,9 +151,27 @@ class VoiceLibrary:
     # ---- what a voice brings to a request ---------------------------------------------
 
     def voice_part(self, preset: VoicePreset) -> VoicePart:
-        """The voice's design and reference; a designed voice's anchor is built now (on the
-        engine's thread) when it was not preloaded. Never call on the event loop."""
+        """The voice's design and reference. A designed voice's anchor not built yet is
+        built now before the worker runs; once it runs, it is left out for the request's
+        job to build (:meth:`anchor_missing`, :meth:`with_anchor`). Never call on the event
+        loop."""
         return self._assets.voice_part(preset)
+
+    def anchor_missing(self, preset: VoicePreset) -> bool:
+        """A designed voice whose anchor its next request's job builds (the worker runs)."""
+        return self._assets.anchor_missing(preset)
+
+    def with_anchor(self, preset: VoicePreset, engine: Engine, request: SynthesisRequest
+                    ) -> SynthesisRequest:
+        """On the engine's thread, in a request's own job: ``request`` with ``preset``'s
+        anchor as its reference, the anchor built now when missing (``AfterBackground``
+        while the background batch running now builds it; unchanged when none can be
+        made: the voice is spoken without one)."""
+        anchor = self._assets.anchor_on(engine, preset)
+        if anchor is None:
+            return request
+        return dataclasses.replace(request, ref_codes=anchor.codes, ref_text=anchor.text,
+                                   ref_rms=None)
 
     def anchor_of(self, preset: VoicePreset) -> Anchor | None:
         """The anchor a designed voice speaks with (built now when it was not preloaded:

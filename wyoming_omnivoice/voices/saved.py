@@ -1,6 +1,6 @@
 """Voices saved by the voice studio, in the formats the catalogue already reads.
 
-There is one catalogue (:func:`..voices.gather.gather_voices`); the studio only writes
+There is one catalogue (:func:`.voices.gather.gather_voices`); the studio only writes
 into the places it reads:
 
 - a **cloned** voice is a voice folder ``<data-dir>/voices/<name>/`` (``reference.wav`` /

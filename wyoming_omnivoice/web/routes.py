@@ -250,10 +250,7 @@ async def openai_speech(request: web.Request) -> web.Response:
     if isinstance(speed, bool) or not isinstance(speed, int | float) or \
             not 0.25 <= float(speed) <= 4.0:
         raise bad_request("bad_speed", "'speed' must be a number from 0.25 to 4")
-    preset = studio.speech.route(VoiceWish(name=voice or None))
-    if float(speed) != 1.0:
-        preset = dataclasses.replace(preset, speed=(preset.speed or 1.0) * float(speed))
-    audio = await studio.speak(text, preset)
+    audio, preset = await studio.speak(text, VoiceWish(name=voice or None), speed=float(speed))
     return web.Response(body=encode_audio(audio, studio.speech.sample_rate, response_format),
                         content_type=FORMATS[response_format],
                         headers={"X-Voice": preset.name})

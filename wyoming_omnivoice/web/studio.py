@@ -8,9 +8,7 @@ shown in the page as is.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +18,7 @@ from wyoming_omnivoice.speech import (
     Audio,
     BusyError,
     RequestError,
+    VoiceWish,
     WorkerStoppedError,
     checked_text,
     request_error_for,
@@ -83,27 +82,9 @@ class Studio:
         self.saved = saved
         self.limits = limits
         self.takes = TakeStore(limits.max_takes)
-        self._slots = asyncio.Semaphore(limits.max_synthesis)
-        self._waiting = 0
         self._writes = asyncio.Lock()
 
     # ---- synthesis -----------------------------------------------------------------
-
-    @contextlib.asynccontextmanager
-    async def synthesis_slot(self) -> AsyncIterator[None]:
-        """At most ``max_synthesis`` HTTP syntheses in the worker; a bounded queue behind."""
-        if self._waiting >= self.limits.max_waiting:
-            raise ApiError(503, "busy", f"{self._waiting} HTTP syntheses are waiting "
-                           "(web synthesis queue limit); try again shortly")
-        self._waiting += 1
-        try:
-            await self._slots.acquire()
-        finally:
-            self._waiting -= 1
-        try:
-            yield
-        finally:
-            self._slots.release()
 
     def check_text(self, text: Any) -> str:
         if not isinstance(text, str) or not text.strip():
@@ -114,13 +95,15 @@ class Studio:
                               f"limit is {limit} (--max-text-length)")
         return text
 
-    async def speak(self, text: str, preset: VoicePreset,
-                    reference: Anchor | VoicePrompt | None = None) -> Audio:
-        async with self.synthesis_slot():
-            try:
-                return await self.speech.synthesize(text, preset, reference=reference)
-            except (RequestError, BusyError, WorkerStoppedError, ValueError) as err:
-                raise api_error_for(err) from None
+    async def speak(self, text: str, voice: VoiceWish | VoicePreset, *, speed: float = 1.0,
+                    reference: Anchor | VoicePrompt | None = None
+                    ) -> tuple[Audio, VoicePreset]:
+        """``text`` spoken (:meth:`.speech.StudioSpeech.speak`) and the voice that spoke; every
+        refusal an ApiError."""
+        try:
+            return await self.speech.speak(text, voice, speed=speed, reference=reference)
+        except (RequestError, BusyError, WorkerStoppedError, ValueError) as err:
+            raise api_error_for(err) from None
 
     async def preview(self, text: Any, take_id: Any = None, voice: Any = None,
                       name: Any = None) -> Audio:
@@ -128,12 +111,15 @@ class Studio:
         if take_id is not None:
             take = self.take(take_id)
             draft_name = checked_name(name) if name else None
-            return await self.speak(text, take.design.preset(draft_name), take.reference)
+            audio, _ = await self.speak(text, take.design.preset(draft_name),
+                                        reference=take.reference)
+            return audio
         if not isinstance(voice, str) or voice not in self.speech.catalog:
             raise not_found("no_such_voice", f"There is no voice {str(voice)[:64]!r}")
         preset = self.speech.catalog.get(voice)
         assert preset is not None
-        return await self.speak(text, preset)
+        audio, _ = await self.speak(text, preset)
+        return audio
 
     # ---- takes ---------------------------------------------------------------------
 
@@ -158,11 +144,12 @@ class Studio:
             return Anchor(codes=np.asarray(codes, dtype=np.int64), text=text,
                           made_with=made_with)
 
-        async with self.synthesis_slot():
-            try:
-                anchor = await self.speech.on_engine(build)
-            except ValueError as err:
-                raise bad_request("bad_design", str(err)) from None
+        try:
+            anchor = await self.speech.on_engine(build)
+        except RequestError as err:  # the line is full
+            raise api_error_for(err) from None
+        except ValueError as err:
+            raise bad_request("bad_design", str(err)) from None
         return self.takes.add(Take(self.takes.new_id(), design, seed=seed, anchor=anchor))
 
     async def clone_take(self, data: bytes, transcript: Any, language: str,
@@ -185,11 +172,12 @@ class Studio:
             prompt: VoicePrompt = engine.encode_reference(samples, sample_rate, transcript)
             return prompt
 
-        async with self.synthesis_slot():
-            try:
-                return await self.speech.on_engine(encode)
-            except ValueError as err:  # silence, too short: the same checks as a folder
-                raise bad_request("bad_recording", str(err)) from None
+        try:
+            return await self.speech.on_engine(encode)
+        except RequestError as err:  # the line is full
+            raise api_error_for(err) from None
+        except ValueError as err:  # silence, too short: the same checks as a folder
+            raise bad_request("bad_recording", str(err)) from None
 
     # ---- keeping -------------------------------------------------------------------
 

@@ -2,12 +2,12 @@
 
 A designed voice differs from seed to seed. A *take* is one candidate: the anchor made from
 the design with one seed, decoded like the server's anchors (canonical where the server
-makes canonical ones: :mod:`..anchors.maker`). The first take uses the server's anchor
+makes canonical ones: :mod:`.anchors.maker`). The first take uses the server's anchor
 seed, so a voice saved without another take sounds like the one every replica would build;
 **Another take** draws a new seed. A picked take is the voice's anchor from then on, in a
 file of its own, whatever precision made it. A cloned take is an encoded recording. Takes
 live in memory only, at most ``limit`` of them (the oldest go first); saving one writes it
-to disk (:mod:`..voices.saved`).
+to disk (:mod:`.voices.saved`).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ def web_starter(options: WebOptions, service: SpeechService, decode_options: Dec
                 ) -> Callable[[], Awaitable[Callable[[], Awaitable[None]]]]:
     """Starts the web server in the running loop; returns its stop."""
     speech = StudioSpeech(service, options=decode_options, fingerprint=fingerprint,
-                          data_dir=data_dir)
+                          data_dir=data_dir, limits=options.limits)
     studio = Studio(speech, SavedVoices(data_dir), options.limits)
 
     async def start() -> Callable[[], Awaitable[None]]:

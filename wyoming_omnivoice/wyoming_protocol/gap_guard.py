@@ -7,7 +7,7 @@ decode than the audio already sent lasts. While a piece is still decoding, the o
 therefore sends short chunks of silence inside the audio cycle (and opens the cycle with
 silence when the first piece is late): the client always has something to play.
 
-Each request has a :class:`..speech.pacing.PlayClock`: the client is taken to play every
+Each request has a :class:`.speech.pacing.PlayClock`: the client is taken to play every
 chunk in real time from the moment it arrives, so it runs out of audio at ``runs_out``. A silence of
 :data:`SILENCE_STEP_S` is due :data:`MARGIN_S` before the client would have waited
 ``max_gap`` seconds; before the first audio the wait counts from the request. The added
@@ -30,7 +30,6 @@ with nothing to say (its short silent cycle) gets none.
 
 from __future__ import annotations
 
-import argparse
 import time
 
 from wyoming_omnivoice.speech import PlayClock
@@ -72,25 +71,25 @@ class GapGuard:
         return clock.idle_since() + self.max_gap_s - self.margin_s - now
 
 
-def max_gap_seconds(value: str) -> float:
-    """``--max-gap``: 0 (off) or seconds from :data:`MIN_MAX_GAP_S`."""
+def parse_max_gap(value: str) -> float:
+    """``--max-gap``: 0 (off) or seconds from :data:`MIN_MAX_GAP_S` to 60; ValueError
+    saying what to give."""
     try:
         seconds = float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+        raise ValueError(f"{value!r} is not a number of seconds") from None
     if seconds != 0 and not MIN_MAX_GAP_S <= seconds <= 60:
-        raise argparse.ArgumentTypeError(
-            f"{value}: use 0 (off) or {MIN_MAX_GAP_S} to 60 seconds")
+        raise ValueError(f"{value}: use 0 (off) or {MIN_MAX_GAP_S} to 60 seconds")
     return seconds
 
 
-def lead_in_ms(value: str) -> int:
-    """``--lead-in-ms``: whole milliseconds from 0 (none) to :data:`MAX_LEAD_IN_MS`."""
+def parse_lead_in_ms(value: str) -> int:
+    """``--lead-in-ms``: whole milliseconds from 0 (none) to :data:`MAX_LEAD_IN_MS`;
+    ValueError saying what to give."""
     try:
         ms = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of milliseconds"
-                                         ) from None
+        raise ValueError(f"{value!r} is not a whole number of milliseconds") from None
     if not 0 <= ms <= MAX_LEAD_IN_MS:
-        raise argparse.ArgumentTypeError(f"{value}: use 0 (none) to {MAX_LEAD_IN_MS} ms")
+        raise ValueError(f"{value}: use 0 (none) to {MAX_LEAD_IN_MS} ms")
     return ms

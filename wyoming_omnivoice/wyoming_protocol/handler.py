@@ -15,7 +15,7 @@ Protocol choices (see docs/home-assistant.md):
   ``synthesize-stopped``, whatever happened; an ``error`` event may come first (clients that
   ignore ``error`` events must not hang). A one-shot request that fails before any audio
   gets ``error``, then an empty ``audio-start``/``audio-stop``.
-- Voices (:meth:`.voices.VoiceCatalog.route`): no voice: the default voice. An unknown voice
+- Voices (:meth:`.catalog.VoiceCatalog.route`): no voice: the default voice. An unknown voice
   name is spoken with the best voice for the request's language (its language if given,
   else the default voice's), with a warning in the log. A voice given only by language: the
   default voice if it speaks it, else the first voice that does.

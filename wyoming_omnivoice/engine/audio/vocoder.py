@@ -23,7 +23,7 @@ rounding (another shape can pick another convolution algorithm: 1e-5 on the tiny
 the tolerance the vocoder's golden test allows is 1e-4). ``R`` is measured once
 (:meth:`Vocoder.receptive_radius`: one frame changed, which output frames move), and a
 stitched decode is checked against the direct one before bucketing is used; a vocoder that
-is not local (or fails the check) is run per item, as before. The published vocoder declares
+is not local (or fails the check) is run per item, unpadded. The published vocoder declares
 its batch axis dynamic, but no public caller decodes more than one row per call: before
 bucketing is used, a two-row decode is checked against its rows decoded alone, and any error
 (onnxruntime's included) or difference turns bucketing off for the model, with one warning.

@@ -152,7 +152,8 @@ class Decoder:
             self._scorers[key] = self._scorer_factory(sampling, guided)
         return self._scorers[key]
 
-    def _scorer_for(self, options: DecodeOptions) -> Graph:
+    def scorer_for(self, options: DecodeOptions) -> Graph:
+        """The scoring session of a decode of ``options`` (sampling, guided)."""
         return self._scorer(sampling=options.class_temperature > 0,
                             guided=options.guidance_scale != 0)
 
@@ -235,15 +236,22 @@ class Decoder:
             pad_rows = next((r for r in self.row_buckets if r >= rows), None)
         return padded, pad_rows
 
+    def prepare_step(self, batch: Batch, scorer: Graph, guidance: np.ndarray,
+                     want: list[str], prefix_cache: int = 0) -> Any:
+        """One forward of ``batch`` made ready: an object whose ``run(stats)`` runs it and
+        returns the ``want``-ed outputs (plain, IO binding, or prefix cache)."""
+        return self._step(batch, scorer, guidance, want, prefix_cache)
+
     def _step(self, batch: Batch, scorer: Graph, guidance: np.ndarray,
               want: list[str], prefix_cache: int = 0) -> Any:
+        """(Tests watch the decode's forwards by wrapping this.)"""
         if prefix_cache >= 2:
             if self.runner is not None or self.cached_backbone is None:
                 raise ValueError("the prefix cache runs on the CPU step path with a prepared "
                                  "fp32 or int8 backbone; this engine has none (use "
                                  "prefix_cache 0)")
-            return PrefixCacheStep(_PlainStep(self, batch, scorer, guidance, want),
-                                   self.cached_backbone(), prefix_cache)
+            plain = _PlainStep(self, batch, scorer, guidance, want)
+            return PrefixCacheStep(plain, self.cached_backbone(), prefix_cache, plain._embed)
         if self.runner is not None:
             return self.runner.prepare(batch, scorer, guidance, want)
         return _PlainStep(self, batch, scorer, guidance, want)
@@ -280,8 +288,8 @@ class Decoder:
                pad_to: int | None = None) -> list[np.ndarray]:
         """Decode a batch; returns int64 ``[8, T_i]`` per item, all cells filled.
 
-        All items start together; between steps this thread's :func:`.stepping.
-        between_steps` hook runs (the worker serves requests there)."""
+        All items start together; between steps this thread's
+        :func:`.stepping.between_steps` hook runs (the worker serves requests there)."""
         stepper = self.stepper(options, pad_to)
         states = [stepper.start(item.prompt, item.rng) for item in items]
         failed: list[BaseException] = []

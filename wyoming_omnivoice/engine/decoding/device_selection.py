@@ -1,7 +1,7 @@
 """The decode's step loop on the device: per step the backbone and one step session, both
 bound with IO binding, nothing uploaded or downloaded, each a CUDA graph per shape.
 
-The step session (:mod:`..graphs.step_graph`) goes from the backbone's hidden states to
+The step session (:mod:`.graphs.step_graph`) goes from the backbone's hidden states to
 the next step's backbone input: scoring, each item's count from its schedule at its own
 step, the Gumbel noise of that step, a full sort, the token update, the step counters, the
 embeddings of the new target tokens merged into the grid's embeddings (``base``: the whole
@@ -17,7 +17,7 @@ grid embedded once per set of items). How a decode uses it (greedy classes,
 
 Shapes are fixed per ``(rows, length)`` bucket of the backbone: the item slots are the
 grid's rows (half of them in the ``rows`` layout) and the frames a length bucket
-(:data:`..forward.layouts.BUCKETS`), padded items unmasking nothing. Every buffer of a
+(:data:`.forward.layouts.BUCKETS`), padded items unmasking nothing. Every buffer of a
 shape (:class:`_Slot`) is kept and reused by the next decode of that shape, so its CUDA
 graph (one per turn: the tokens and step counters live in two buffers used in turn) is
 captured once and replayed. A decode that takes a shape's slot from another one still
@@ -79,7 +79,7 @@ class StepSession:
 
 
 def step_model(graphs: GraphSet, *, guided: bool, noisy: bool) -> bytes:
-    """The step graph of ``graphs`` (:func:`..graphs.step_graph.compose_step_model`)."""
+    """The step graph of ``graphs`` (:func:`.graphs.step_graph.compose_step_model`)."""
     from wyoming_omnivoice.engine.forward.target_embeddings import audio_rows_model
     from wyoming_omnivoice.engine.graphs.scoring_cache import build_scoring_bytes
 

@@ -2,7 +2,7 @@
 
 A :class:`DecodeState` is one item's decode (its prompt, tokens, schedule, step index and
 all its noise, drawn when it starts: :mod:`.selection`). A :class:`Stepper` holds the
-active states of one :class:`.decoder.DecodeOptions`; :meth:`Stepper.step` builds the batch
+active states of one :class:`.decode_types.DecodeOptions`; :meth:`Stepper.step` builds the batch
 of the states active now (layout, length and row buckets as a whole-batch decode would, so
 CUDA-graph shapes repeat), runs one forward through the decoder's step runner (plain or IO
 binding) and advances every state by one of ITS OWN steps. States join at a step boundary
@@ -64,7 +64,7 @@ class StepSource(Protocol):
     max_positions: int | None
     selection_graph: Callable[..., Any] | None
 
-    def _scorer_for(self, options: DecodeOptions) -> Any: ...
+    def scorer_for(self, options: DecodeOptions) -> Any: ...
 
     def layout_for(self, prompts: list[Prompt]) -> str: ...
 
@@ -72,8 +72,8 @@ class StepSource(Protocol):
                   layout: str | None = None
                   ) -> tuple[int | tuple[int, ...] | None, int | None]: ...
 
-    def _step(self, batch: Batch, scorer: Any, guidance: np.ndarray, want: list[str],
-              prefix_cache: int = 0) -> Any: ...
+    def prepare_step(self, batch: Batch, scorer: Any, guidance: np.ndarray, want: list[str],
+                     prefix_cache: int = 0) -> Any: ...
 
 _local = threading.local()
 
@@ -159,7 +159,7 @@ class Stepper:
         self.active: list[DecodeState] = []
         self.stats: DecodeStats = DecodeStats()
         self.sampling = options.class_temperature > 0
-        self.scorer = decoder._scorer_for(options)
+        self.scorer = decoder.scorer_for(options)
         self.guidance = np.array(options.guidance_scale, dtype=np.float32)
         self.want = [PRED, CONF] + ([TOPK_VALUES, TOPK_INDICES] if self.sampling else [])
         self.penalty = (np.arange(NUM_CODEBOOKS, dtype=np.float32)[:, None]
@@ -286,8 +286,8 @@ class Stepper:
             self.stats.grids = [(grid.rows, grid.length) for grid in batch.grids]
         if any(s.step for s in states):
             batch.put_all(tokens_of(states, batch.t_max))
-        runner = decoder._step(batch, self.scorer, self.guidance, self.want,
-                               self.options.prefix_cache)
+        runner = decoder.prepare_step(batch, self.scorer, self.guidance, self.want,
+                                      self.options.prefix_cache)
         self._built = (list(states), batch, runner)
         return batch, runner
 

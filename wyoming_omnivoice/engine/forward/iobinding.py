@@ -2,7 +2,7 @@
 
 One step runs three sessions: embeddings -> backbone -> scoring. The plain path hands numpy
 arrays between them, so on CUDA the ``[R, L, H]`` embeddings and hidden states travel to the
-host and back twice per step. Here they live in :class:`OrtValue` buffers on the session
+host and back twice per step. Here they live in :class:`onnxruntime.OrtValue` buffers on the session
 device: only the int64 token grid goes up each step and only the ``[B, 8, T]`` predictions
 and confidences (plus the top-k candidates when sampling classes) come down.
 
@@ -348,7 +348,7 @@ class BoundStep:
         stats.embed_s += t1 - t0
         stats.backbone_s += time.perf_counter() - t1
 
-    # -- the step loop on the device (:mod:`..decoding.device_selection`) -------------------
+    # -- the step loop on the device (:mod:`.decoding.device_selection`) -------------------
     @property
     def owns_buffers(self) -> bool:
         """No other decode of this shape used the shared buffers since this one did."""

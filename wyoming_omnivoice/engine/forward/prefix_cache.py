@@ -22,6 +22,7 @@ second onnxruntime session of the same weights (its own packed copy of them in m
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -129,12 +130,16 @@ class CachedBackbone:
 class PrefixCacheStep:
     """One decode's steps with the prefix cache: refresh on every ``every``-th step.
 
-    ``plain`` is the decode's :class:`.decoder._PlainStep` (its embeddings, computed again
-    only at the target positions); ``backbone`` the exact session, used for a grid with no
-    constant prefix (the unconditional rows of the ``rows`` and ``split`` layouts)."""
+    ``plain`` is the decode's :class:`.decoder._PlainStep` and ``embed`` its embeddings
+    (computed again only at the target positions); ``backbone`` the exact session, used for
+    a grid with no constant prefix (the unconditional rows of the ``rows`` and ``split``
+    layouts)."""
 
-    def __init__(self, plain: Any, cached: CachedBackbone, every: int) -> None:
+    def __init__(self, plain: Any, cached: CachedBackbone, every: int,
+                 embed: Callable[[int, Grid], np.ndarray]) -> None:
         self.plain, self.cached, self.every = plain, cached, every
+        #: The plain step's embeddings of a grid (computed again at the targets only).
+        self.embed = embed
         self.batch: Batch = plain.batch
         self.step = 0
         # The first column of a grid whose tokens change (its target cells): before it,
@@ -156,7 +161,7 @@ class PrefixCacheStep:
 
         result: list[np.ndarray] = plain.decoder.forward(
             self.batch, plain.scorer, plain.guidance, plain.want, stats,
-            embed=plain._embed, backbone=backbone)
+            embed=self.embed, backbone=backbone)
         return result
 
     def _forward(self, index: int, grid: Grid, embeds: np.ndarray, refresh: bool

@@ -50,7 +50,7 @@ def audio_rows_model(embeddings: Path) -> Any:
     """The published embeddings graph with its text table cut to the :data:`AUDIO_IDS`
     rows a target position can hold (inputs ``input_ids``, ``audio_mask`` and its output
     unchanged): the embeddings of target positions, bit for bit, with 4 MB of the text
-    table instead of 0.3-0.6 GB (the device step graph's, :mod:`..graphs.step_graph`)."""
+    table instead of 0.3-0.6 GB (the device step graph's, :mod:`.graphs.step_graph`)."""
     import onnx
     from onnx import numpy_helper
 

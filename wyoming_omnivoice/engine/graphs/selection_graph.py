@@ -1,6 +1,6 @@
 """The per-step selection of the decode as an ONNX graph (built with ``onnx.helper``).
 
-It is the device twin of the host ``choose_cells`` (:mod:`..decoding.selection`): from the
+It is the device twin of the host ``choose_cells`` (:mod:`.decoding.selection`): from the
 scorer's ``pred_tokens``/``confidence`` ``[B, 8, T]``, the current tokens, each item's
 schedule ``[B, S + 1]`` (cells unmasked per step; a last column of zeros) and each item's
 step index ``[B]`` it computes

@@ -9,7 +9,7 @@ The step loop on the device runs two sessions per step: the backbone, and this g
 2. the selection (:mod:`.selection_graph`): each item's count from its schedule at its own
    step, scores, a full sort, the token update, the step counters advanced;
 3. the embeddings of the new target tokens: the published embeddings graph with its text
-   table cut to the rows an audio code can index (:mod:`..forward.target_embeddings` cuts
+   table cut to the rows an audio code can index (:mod:`.forward.target_embeddings` cuts
    it; every target position is an audio position), on every item slot ``[1, 8, B * T]``;
 4. the backbone's next input: ``where(is_target, embedded[embed_index], base)``, where
    ``base`` is the whole grid embedded once per set of items (the prompt positions never

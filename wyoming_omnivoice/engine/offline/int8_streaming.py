@@ -63,7 +63,7 @@ PRODUCER = ("onnx.quantize", "0.1.0")
 _INFER_METADATA = ("onnx.infer", "onnxruntime.quant")
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 #: The largest quantized weight: 64, onnxruntime's ``reduce_range`` (7 bits; why: above).
-#: ``benchmarks/int8_weight_bits.py`` sets 127 to make the former 8-bit weights beside them.
+#: ``benchmarks/int8_weight_bits.py`` sets 127 to make 8-bit weights beside them.
 WEIGHT_MAX = 64
 
 
@@ -333,8 +333,8 @@ def quantize_int8(model: onnx.ModelProto, weights_dir: Path, target: Path, *,
                   label: str = "Preparing the int8 backbone") -> int:
     """Write the int8 form of ``model`` (a graph whose weights lie in ``weights_dir``) to
     ``target`` and ``<target>.data``; returns the number of quantized products. Two passes
-    over the weights, each logged weight by weight (:mod:`...progress`): the scales, then
-    the quantized weights written."""
+    over the weights, each logged weight by weight (:mod:`wyoming_omnivoice.progress`): the
+    scales, then the quantized weights written."""
     weights = _Weights(weights_dir)
     _infer(model, weights)
     plan = _Plan(model)

@@ -3,9 +3,9 @@
 A variant (:data:`.precision.VARIANTS`) is built from ``llm_backbone_fp32.onnx``:
 
 * every variant: the rotary cos/sin read from a table at positions taken from the mask's
-  data (:mod:`..rotary_table`), so no shape-derived value feeds compute and on CUDA every
+  data (:mod:`.graphs.rotary_table`), so no shape-derived value feeds compute and on CUDA every
   node can run on the CUDA provider with no Memcpy node (what CUDA graph capture needs);
-  the softmax NaN guards removed (:mod:`..graph_rewrite`); and every RMSNorm chain fused
+  the softmax NaN guards removed (:mod:`.graphs.graph_rewrite`); and every RMSNorm chain fused
   into one ``SimplifiedLayerNormalization`` node (:mod:`.norm_fusion`; onnxruntime's own
   fusion at load does not match the exported form);
 * ``fp32``: that graph; its weights stay in the published ``.data`` file (read by
@@ -246,7 +246,7 @@ def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> d
 
 
 def _check_bidirectional(model: onnx.ModelProto, source: Path) -> None:
-    """The probe of :mod:`..probe` on the first attention block (the whole graph when that
+    """The probe of :mod:`.runtime.probe` on the first attention block (the whole graph when that
     block is not found), weights read through onnxruntime's memory map of the published
     file and not prepacked: a causal export already leaves earlier positions unchanged
     there, and the whole fp32 backbone with prepacked weights cost 1.9 GB at the real size

@@ -1,6 +1,6 @@
 """Loading and checking the graphs of one model directory: one :class:`GraphSet` out.
 
-Each graph is opened as an onnxruntime session (:class:`.sessions.Graph`) and checked
+Each graph is opened as an onnxruntime session (:class:`.onnx_sessions.Graph`) and checked
 against its I/O contract. The backbone comes either as published (with its softmax NaN
 guards removed in memory, see :mod:`.graph_rewrite`) or as a prepared variant written by
 :mod:`.prepare`; either way it must be bidirectional, which a probe checks by moving the
@@ -65,7 +65,7 @@ class GraphSet:
     #: session of the target positions; ``embeddings`` then runs on the CPU provider.
     target_embeddings: Graph | None = None
     #: The step sessions of the device step loop by (guided, noisy), built on first use
-    #: (:func:`..decoding.device_selection.step_session`: a ``StepSession``).
+    #: (:func:`.decoding.device_selection.step_session`: a ``StepSession``).
     selections: dict[tuple[bool, bool], Any] = field(default_factory=dict, repr=False)
 
     @property
