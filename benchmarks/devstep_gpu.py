@@ -4,7 +4,8 @@
 1. GPU memory stage by stage (:mod:`benchmarks.gpu_memory`);
 2. a mixed batch against copies, by phase, vocoder per item and in buckets
    (:mod:`benchmarks.mixed_batch`);
-3. the host step loop against the device step loop (:mod:`benchmarks.device_loop`);
+3. the host step loop against the device step loop (:mod:`benchmarks.device_loop`), and
+   onnxruntime's runs and copies per step of each (:mod:`benchmarks.step_calls`);
 4. a second engine with the text-embedding table on the host: its memory, codes, speed.
 
     python -m benchmarks.devstep_gpu --model-dir /tmp/ov-gpu/model --precision fp16
@@ -50,10 +51,21 @@ def main() -> None:
         traceback.print_exc()
     print("\n-- 3. step loop: host vs device --", flush=True)
     try:
-        if engine.decoder.runner is None:
-            print("no IO-binding runner on this engine (CPU default): skipped")
-        else:
-            compare_loops(engine, int(args.steps.split(",")[0]), args.repeats)
+        looped = engine
+        if engine.decoder.runner is None or engine.decoder.selection_graph is None:
+            print("this engine has no device loop (the CPU default): a second one with IO "
+                  "binding, buckets and the device loop")
+            looped = Engine.load(args.model_dir, device=args.device, precision=args.precision,
+                                 io_binding=True, buckets=True, device_loop=True)
+            looped.warm_up()
+        compare_loops(looped, int(args.steps.split(",")[0]), args.repeats)
+        from benchmarks.step_calls import Counted, per_step
+
+        counts = Counted()  # onnxruntime's runs and copies per step, counted at its API
+        for loop, host_only in (("device", False), ("host", True)):
+            print(f"  noisy, {loop} loop, per step: "
+                  f"{per_step(looped, DecodeOptions(num_step=12), host_only, counts)}",
+                  flush=True)
     except Exception:
         traceback.print_exc()
     print("\n-- 4. text table on the host (a second engine) --", flush=True)

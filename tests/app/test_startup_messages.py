@@ -218,7 +218,7 @@ def test_warm_up_log_counts_in_good_grammar(caplog: pytest.LogCaptureFixture) ->
     from wyoming_omnivoice import Engine
 
     engine = Engine.load(TINY_MODEL, device="cpu")
-    with caplog.at_level("INFO", logger="wyoming_omnivoice.engine.core"):
+    with caplog.at_level("INFO", logger="wyoming_omnivoice.engine.warm_up"):
         done = engine.warm_up()
     assert done == 1
     assert "Warm-up: 1 forward shape ready" in caplog.messages

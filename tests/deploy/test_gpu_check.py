@@ -87,6 +87,15 @@ def test_placement_gate_reads_every_node() -> None:
     assert not memcpy.ok and memcpy.figures["memcpy"] == 1
     shape_on_cpu = placement_verdict("x", [*on_cuda, (CPU, "Shape", "shape")])
     assert not shape_on_cpu.ok and shape_on_cpu.figures["off_cuda_ops"] == {"Shape": 1}
+    # fp32/fp16: shape arithmetic on the CPU provider is known (no Memcpy); nothing else is
+    known = [*on_cuda, (CPU, "Concat", "c"), (CPU, "Slice", "s")]
+    assert placement_verdict("x", known, shape_nodes_known=True).ok
+    assert placement_verdict("x", known, shape_nodes_known=True).figures[
+        "known_shape_nodes"] == 2
+    assert not placement_verdict("x", [*known, (CPU, "MatMul", "m")],
+                                 shape_nodes_known=True).ok
+    assert not placement_verdict("x", [*known, (CUDA_PROVIDER, "MemcpyToHost", "copy")],
+                                 shape_nodes_known=True).ok
     assert not placement_verdict("x", []).ok
     assert not placement_verdict("x", "placement unavailable: no API").ok
 
@@ -256,17 +265,23 @@ MIB = 2**20
 
 
 def test_one_call_when_tree_and_kit_fit() -> None:
-    (call,) = carry.plan_calls(10 * MIB, 25 * MIB, 25 * MIB)
-    assert call.startswith(f'run(command="{carry.ALL_COMMAND}"')
-    assert carry.ALL_COMMAND.endswith("bash tools/gpu/check.sh all")
-    assert '"local/gpu-kit/call1", "local/gpu-kit/call2"' in call
+    (call,) = carry.plan_calls(10 * MIB, 25 * MIB, 25 * MIB, time_left=900)
+    assert call.startswith('run(command="PRECISIONS=fp16-fused,fp16,fp32 TIME_LEFT=720 '
+                           'bash tools/gpu/check.sh all"')
+    assert '"local/gpu-kit/call1", "local/gpu-kit/call2"' in call and "timeout_s=600" in call
 
 
 def test_two_calls_when_this_projects_tree_and_kit_do_not_fit() -> None:
-    stash, full = carry.plan_calls(int(22.4 * MIB), int(28.7 * MIB), int(28.7 * MIB))
+    """The first call builds and prepares the model; the second's deadline follows the
+    device time left (its limit too, at most a command's 600 s)."""
+    stash, full = carry.plan_calls(int(22.4 * MIB), int(28.7 * MIB), int(28.7 * MIB),
+                                   time_left=900)
     assert "check.sh stash" in stash and '["local/gpu-kit/call1"]' in stash
-    assert "check.sh all" in full and '["local/gpu-kit/call2"]' in full
-    assert f"timeout_s={carry.ALL_TIMEOUT_S}" in full and carry.ALL_TIMEOUT_S <= 600
+    assert f"timeout_s={carry.STASH_TIMEOUT_S}" in stash
+    left = 900 - carry.START_S - carry.STASH_TIMEOUT_S
+    assert f"TIME_LEFT={left} bash tools/gpu/check.sh all" in full
+    assert '["local/gpu-kit/call2"]' in full and f"timeout_s={left - 30}" in full
+    assert carry.all_call(2000)[1] == 600 and carry.all_call(100)[1] == 70
 
 
 def test_no_call_when_a_part_cannot_travel_beside_the_tree() -> None:
@@ -369,6 +384,16 @@ def test_continuous_batching_is_one_adjustable_call(tmp_path: Path,
     assert result["rows"] == [[1, 1.0, 0.1, 0.02, 2.0, 0.1, 0.02],
                               [16, 16.0, 0.1, 0.02, 32.0, 0.1, 0.02]]
     assert calls and "--clients" in calls[0] and "--server-arg=--precision=fp16" in calls[0]
+    assert "--server-arg=--canonical-anchors=never" in calls[0]
+    assert sched.CLIENTS == (1, 4, 16)
+
+    class Exits:
+        @staticmethod
+        def main(argv: list[str]) -> int:
+            raise SystemExit("server exited")
+
+    with pytest.raises(RuntimeError, match="server exited"):
+        sched.run_concurrency(Exits, TINY, "cpu", 8, (1,), tmp_path / "x.json")
 
     def missing(name: str) -> object:
         raise ImportError(f"No module named {name!r}")

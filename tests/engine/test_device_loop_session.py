@@ -1,17 +1,17 @@
 """The step loop on the device inside the resumable decode (engine/decoding/stepping.py with
-engine/decoding/device_selection.py), on the CPU provider: items that join a running decode at
-different steps, and whole batches, get exactly the host loop's codes."""
+engine/decoding/device_loop.py and device_selection.py), on the CPU provider: items that join
+a running decode at different steps, and whole batches, get exactly the host loop's codes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
+from ort_calls import OrtCalls, counting
 
 from wyoming_omnivoice import DecodeOptions, Engine, SynthesisRequest
-from wyoming_omnivoice.engine.decoding import device_selection
 
 OPTIONS = {
     "gumbel": DecodeOptions(num_step=8),
@@ -39,17 +39,10 @@ def device_engine(tiny_model: Path) -> Engine:
 
 
 @pytest.fixture
-def device_steps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the device loop's steps (so a test knows the device path really ran)."""
-    steps: list[int] = []
-    original = device_selection.DeviceSelection.step
-
-    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
-        steps.append(1)
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(device_selection.DeviceSelection, "step", counted)
-    return steps
+def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[OrtCalls]:
+    """Counts onnxruntime's runs (so a test knows the device path really ran)."""
+    with counting(monkeypatch) as counted:
+        yield counted
 
 
 def test_the_device_loop_is_on_only_where_asked(host_engine: Engine,
@@ -63,7 +56,7 @@ def test_the_device_loop_is_on_only_where_asked(host_engine: Engine,
 
 @pytest.mark.parametrize("name", list(OPTIONS))
 def test_joining_items_get_the_host_loops_codes(host_engine: Engine, device_engine: Engine,
-                                                device_steps: list[int], name: str) -> None:
+                                                calls: OrtCalls, name: str) -> None:
     options = OPTIONS[name]
     session = device_engine.open_session(options)
     items = [session.add(REQUESTS[0], codes_only=True)]
@@ -74,7 +67,7 @@ def test_joining_items_get_the_host_loops_codes(host_engine: Engine, device_engi
     items += [session.add(r, codes_only=True) for r in REQUESTS[2:]]  # at step 3
     while session.active:
         session.step()
-    assert len(device_steps) >= options.num_step + 3
+    assert calls.runs["step"] >= options.num_step + 3
     for item, request in zip(items, REQUESTS, strict=True):
         assert item.error is None and item.result is not None
         alone = host_engine.generate_codes_batch([request], options=options)[0]
@@ -82,10 +75,10 @@ def test_joining_items_get_the_host_loops_codes(host_engine: Engine, device_engi
 
 
 def test_a_whole_batch_gets_the_host_loops_codes(host_engine: Engine, device_engine: Engine,
-                                                 device_steps: list[int]) -> None:
+                                                 calls: OrtCalls) -> None:
     options = OPTIONS["gumbel"]
     on_device = device_engine.generate_codes_batch(REQUESTS, options=options)
-    assert len(device_steps) == options.num_step
+    assert calls.runs["step"] == options.num_step
     on_host = host_engine.generate_codes_batch(REQUESTS, options=options)
     for got, expected in zip(on_device, on_host, strict=True):
         np.testing.assert_array_equal(got, expected)
@@ -101,3 +94,21 @@ def test_audio_through_the_session_equals_synthesize(host_engine: Engine,
     for item, audio in zip(items, expected, strict=True):
         assert item.error is None and item.result is not None
         np.testing.assert_allclose(item.result, audio, atol=1e-4)
+
+
+def test_two_decodes_of_one_shape_interleaved_keep_their_own_codes(
+        host_engine: Engine, device_engine: Engine, calls: OrtCalls) -> None:
+    """A request and a background decode of the same shape, step by step in turn: each
+    takes the shape's step buffers from the other (which brings its tokens back first)."""
+    options = OPTIONS["gumbel"]
+    first, second = (device_engine.open_session(options) for _ in range(2))
+    items = [first.add(REQUESTS[0], codes_only=True), second.add(REQUESTS[3], codes_only=True)]
+    while first.active or second.active:
+        for session in (first, second):
+            if session.active:
+                session.step()
+    assert calls.runs["step"] >= 2 * options.num_step
+    for item, request in zip(items, (REQUESTS[0], REQUESTS[3]), strict=True):
+        assert item.error is None and item.result is not None
+        alone = host_engine.generate_codes_batch([request], options=options)[0]
+        np.testing.assert_array_equal(item.result, alone)

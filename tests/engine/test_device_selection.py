@@ -1,6 +1,6 @@
-"""The device step loop (scoring + selection in one session, IO binding, tokens written
-into the next step's grid on the device) against the host decode, on the CPU provider:
-the same codes, bit for bit, deterministic and with seeded Gumbel noise."""
+"""The device step loop (the backbone and one step session per step: scoring, selection,
+the embeddings of the new tokens; IO binding) against the host decode, on the CPU
+provider: the same codes, bit for bit, deterministic and with seeded Gumbel noise."""
 
 from __future__ import annotations
 
@@ -11,12 +11,8 @@ import pytest
 from device_loop_cases import OPTIONS, REQUESTS, items_of
 
 from wyoming_omnivoice import Engine
-from wyoming_omnivoice.engine.decoding.device_selection import (
-    DeviceSelection,
-    decode_on_device,
-    draw_position_noise,
-    selection_session,
-)
+from wyoming_omnivoice.engine.decoding.device_check import decode_on_device, draw_position_noise
+from wyoming_omnivoice.engine.decoding.device_selection import DeviceStep, step_session
 from wyoming_omnivoice.engine.decoding.schedule import unmask_counts
 
 
@@ -29,7 +25,7 @@ def engine(tiny_model: Path) -> Engine:
 @pytest.mark.parametrize("name", list(OPTIONS))
 def test_device_loop_equals_host_decode(engine: Engine, name: str) -> None:
     options = OPTIONS[name]
-    graph = selection_session(engine.graphs, guided=options.guidance_scale != 0,
+    graph = step_session(engine.graphs, guided=options.guidance_scale != 0,
                               noisy=options.position_temperature > 0)
     for requests in (REQUESTS, REQUESTS[1:2]):
         host = engine.decoder.decode(items_of(engine, requests, options), options)
@@ -58,13 +54,14 @@ def test_noise_is_drawn_as_the_host_loop_draws_it() -> None:
 
 
 def test_a_graph_of_the_wrong_kind_is_refused(engine: Engine) -> None:
-    graph = selection_session(engine.graphs, guided=True, noisy=False)
-    selection = DeviceSelection(graph)
-    assert not selection.noisy
+    graph = step_session(engine.graphs, guided=True, noisy=False)
+    step = DeviceStep(graph)
+    assert not step.noisy
     with pytest.raises(ValueError, match="deterministic"):
-        selection.prepare(None, None, np.zeros((1, 8, 1), np.int64),  # type: ignore[arg-type]
-                          guidance=2.0, penalty=np.zeros((8, 1), np.float32),
-                          position_temperature=5.0, noise=np.zeros((1, 1, 8, 1), np.float32))
+        step.prepare(None, None, np.zeros((1, 8, 1), np.int64),  # type: ignore[arg-type]
+                     np.ones((1, 1), np.int64), np.zeros(1, np.int64), guidance=2.0,
+                     penalty=np.zeros((8, 1), np.float32), position_temperature=5.0,
+                     noise=np.zeros((1, 1, 8, 1), np.float32))
 
 
 @pytest.mark.parametrize("name", ["deterministic", "gumbel"])
@@ -73,7 +70,7 @@ def test_device_loop_equals_host_decode_in_the_rows_layout(name: str, tiny_model
     engine = Engine.load(tiny_model, device="cpu", io_binding=True,
                          buckets=True, layout="rows")
     options = OPTIONS[name]
-    graph = selection_session(engine.graphs, guided=True,
+    graph = step_session(engine.graphs, guided=True,
                               noisy=options.position_temperature > 0)
     host = engine.decoder.decode(items_of(engine, REQUESTS, options), options)
     assert engine.last_stats.layout == "rows"
@@ -88,7 +85,7 @@ def test_device_loop_with_padded_rows(tiny_model: Path) -> None:
                          buckets=True)
     engine.decoder.row_buckets = (1, 2, 4, 8, 16)  # as with CUDA graphs: 3 items, 4 rows
     options = OPTIONS["gumbel"]
-    graph = selection_session(engine.graphs, guided=True, noisy=True)
+    graph = step_session(engine.graphs, guided=True, noisy=True)
     host = engine.decoder.decode(items_of(engine, REQUESTS, options), options)
     assert engine.last_stats.rows == 4
     device = decode_on_device(engine.decoder, graph, items_of(engine, REQUESTS, options),
@@ -97,7 +94,7 @@ def test_device_loop_with_padded_rows(tiny_model: Path) -> None:
         np.testing.assert_array_equal(a, b)
 
 
-def test_selection_sessions_are_built_once(engine: Engine) -> None:
-    first = selection_session(engine.graphs, guided=True, noisy=True)
-    assert selection_session(engine.graphs, guided=True, noisy=True) is first
-    assert selection_session(engine.graphs, guided=True, noisy=False) is not first
+def test_step_sessions_are_built_once(engine: Engine) -> None:
+    first = step_session(engine.graphs, guided=True, noisy=True)
+    assert step_session(engine.graphs, guided=True, noisy=True) is first
+    assert step_session(engine.graphs, guided=True, noisy=False) is not first

@@ -14,7 +14,8 @@ from conftest import TINY_MODEL
 from device_loop_cases import OPTIONS, REQUESTS, items_of
 
 from wyoming_omnivoice import Engine
-from wyoming_omnivoice.engine.decoding.device_selection import decode_on_device, selection_session
+from wyoming_omnivoice.engine.decoding.device_check import decode_on_device
+from wyoming_omnivoice.engine.decoding.device_selection import step_session
 from wyoming_omnivoice.engine.forward.target_embeddings import (
     AUDIO_IDS,
     find_text_table,
@@ -123,7 +124,7 @@ def test_host_loop_codes_are_unchanged(engines: tuple[Engine, Engine], name: str
 def test_device_loop_codes_are_unchanged(engines: tuple[Engine, Engine], name: str) -> None:
     bound, hosted = engines
     options = OPTIONS[name]
-    graph = selection_session(hosted.graphs, guided=True,
+    graph = step_session(hosted.graphs, guided=True,
                               noisy=options.position_temperature > 0)
     want = bound.decoder.decode(items_of(bound, REQUESTS, options), options)
     got = decode_on_device(hosted.decoder, graph, items_of(hosted, REQUESTS, options),

@@ -1,6 +1,7 @@
 """The selection graph against the host selection, bit for bit, on the CPU provider:
-random cases with ties, padding cells, items that unmask nothing, -inf scores and
-Gumbel noise indexed per item by its own step; and the scatter into the grid ids."""
+random cases with ties, padding cells, items that unmask nothing, -inf scores, each
+item's count read from its schedule and its Gumbel noise at its own step, the step
+counters advanced; and no node that reads a device value to size another (TopK's K)."""
 
 from __future__ import annotations
 
@@ -56,23 +57,21 @@ def random_case(rng: np.random.Generator, *, ties: bool) -> dict[str, np.ndarray
 def run(session: ort.InferenceSession, case: dict[str, np.ndarray], *, noise: np.ndarray
         | None = None, steps: np.ndarray | None = None, temperature: float = 0.0
         ) -> tuple[np.ndarray, np.ndarray]:
+    """The selection at each item's step (0 unless given), its count put in its schedule
+    there: new tokens and new step counters."""
     tokens = case["tokens"]
-    grid = np.full((2, 8, tokens.shape[2] + 3), 7, dtype=np.int64)
-    # Item 0's cells into both grid rows (two copies), at an offset of 2 and 0.
-    t = tokens.shape[2]
-    src = np.concatenate([np.arange(8 * t), np.arange(8 * t)]).astype(np.int64)
-    books, frames = np.divmod(np.arange(8 * t), t)
-    length = grid.shape[2]
-    dst = np.concatenate([0 * 8 * length + books * length + frames + 2,
-                          1 * 8 * length + books * length + frames]).astype(np.int64)
+    size = tokens.shape[0]
+    steps = np.zeros(size, np.int64) if steps is None else steps
+    columns = 1 if noise is None else noise.shape[1]
+    schedule = np.zeros((size, columns + 1), np.int64)  # the last column: 0, as the decode
+    schedule[np.arange(size), steps] = case["counts"]
     feeds = {sg.PRED: case["pred"], sg.CONF: case["conf"], sg.TOKENS: tokens,
-             sg.COUNTS: case["counts"], sg.PENALTY: case["penalty"], sg.GRID_IDS: grid,
-             sg.SRC_CELLS: src, sg.DST_CELLS: dst}
+             sg.SCHEDULE: schedule, sg.STEPS: steps, sg.PENALTY: case["penalty"]}
     if noise is not None:
-        feeds.update({sg.NOISE: noise, sg.STEPS: steps,
-                      sg.TEMPERATURE: np.array(temperature, np.float32)})
-    new_tokens, new_grid = session.run([sg.NEW_TOKENS, sg.NEW_GRID_IDS], feeds)
-    return new_tokens, new_grid
+        feeds.update({sg.NOISE: noise, sg.TEMPERATURE: np.array(temperature, np.float32)})
+    new_tokens, new_steps = session.run([sg.NEW_TOKENS, sg.NEW_STEPS], feeds)
+    np.testing.assert_array_equal(new_steps, steps + 1)
+    return new_tokens, new_steps
 
 
 @pytest.mark.parametrize("ties", [True, False], ids=["ties", "continuous"])
@@ -83,12 +82,8 @@ def test_deterministic_selection_equals_host(sessions: dict[bool, ort.InferenceS
         case = random_case(rng, ties=ties)
         want = choose_cells(case["tokens"], case["pred"], case["conf"], case["counts"],
                             None, case["penalty"], 0.0)
-        got, grid = run(sessions[False], case)
+        got, _ = run(sessions[False], case)
         np.testing.assert_array_equal(got, want)
-        t = want.shape[2]
-        np.testing.assert_array_equal(grid[0, :, 2:2 + t], want[0])
-        np.testing.assert_array_equal(grid[1, :, :t], want[0])
-        assert (grid[0, :, :2] == 7).all() and (grid[1, :, t:] == 7).all()
 
 
 @pytest.mark.parametrize("ties", [True, False], ids=["ties", "continuous"])
@@ -120,3 +115,26 @@ def test_nothing_changes_when_no_item_unmasks(sessions: dict[bool, ort.Inference
     case["counts"] = np.zeros_like(case["counts"])
     got, _ = run(sessions[False], case)
     np.testing.assert_array_equal(got, case["tokens"])
+
+
+def test_no_count_sizes_the_sort() -> None:
+    """TopK's K is the row's size (a shape), never a value computed from the counts: on
+    CUDA a K read from the device is a copy to the host and a sync in every step."""
+    import onnx
+
+    for noisy in (False, True):
+        model = onnx.ModelProto.FromString(sg.build_selection_model(noisy=noisy))
+        producer = {out: n for n in model.graph.node for out in n.output}
+        (topk,) = [n for n in model.graph.node if n.op_type == "TopK"]
+        seen, pending = set(), [topk.input[1]]
+        while pending:
+            name = pending.pop()
+            node = producer.get(name)
+            if node is None or name in seen:
+                continue
+            seen.add(name)
+            assert node.op_type in ("Shape", "Slice", "Reshape", "Where", "Equal", "Sub",
+                                    "Div", "Add", "GatherND"), node.op_type
+            if node.op_type != "Shape":
+                pending.extend(node.input[:1] if node.op_type == "Slice" else [])
+        assert any(producer[n].op_type == "Shape" for n in seen)

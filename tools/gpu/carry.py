@@ -11,9 +11,11 @@ names. ``plan`` measures this checkout's tree and the kit (``local/gpu-kit/call1
 ``call2``, made by ``tools/gpu/wheels.sh``):
 
 * tree + both parts fit: ONE call, ``check.sh all`` carrying both kit folders;
-* they do not (this project's tree is about 22 MiB, the kit about 58 MiB): TWO calls, the
-  second at once after the first: ``check.sh stash`` carrying part 1 (seconds: it only puts
-  the part in /tmp there), then ``check.sh all`` carrying part 2;
+* they do not (this project's tree is about 23 MiB, the kit about 58 MiB): TWO calls, the
+  second at once after the first: ``check.sh stash`` carrying part 1 (it puts the part in
+  /tmp there, then builds the model and prepares its precisions on the CPU: no minute of
+  the second call goes to them), then ``check.sh all`` carrying part 2, its ``TIME_LEFT``
+  read from status (``budget_left_s``) just before it: the sections fit what is left.
 * ``slim`` is for a session whose checkout is not this project (a small steering repo, as
   in the first run): it copies the package, tools, benchmarks, config, pyproject.toml,
   README.md and the tiny fixture's tokenizer and vocoder (the random model's donor) into
@@ -38,12 +40,23 @@ SLIM_OUT = Path("local/gpu-carry")
 SLIM_PATHS = ("wyoming_omnivoice", "tools", "benchmarks", "config", "pyproject.toml",
               "README.md", "tests/fixtures/models/tiny/tokenizer.json",
               "tests/fixtures/models/tiny/audio_tokenizer/higgs_decoder.onnx")
-#: Device-call limits (seconds): the whole check, and the stash-only first call.
-#: The whole check's deadline (``DEADLINE``) and its call's limit: the summary may run up to
-#: 60 s past the deadline.
-ALL_COMMAND = "PRECISIONS=fp16-fused,fp16,fp32 DEADLINE=540 bash tools/gpu/check.sh all"
+#: The precisions measured, the headline (fused) first.
+PRECISIONS = "fp16-fused,fp16,fp32"
+#: Device seconds a fresh machine takes before the first command runs (2-4 min measured).
+START_S = 180
+#: The first call: stash, model (~105-136 s) and preparation (~30-60 s), under 300 s.
+STASH_COMMAND = f"PRECISIONS={PRECISIONS} bash tools/gpu/check.sh stash"
+STASH_TIMEOUT_S = 330
+#: The second call; its TIME_LEFT (``status().budget_left_s`` just before it) sets DEADLINE
+#: (check.sh: what is left minus 90 s for the summary and the call's return, at most 540).
+ALL_COMMAND = f"PRECISIONS={PRECISIONS} TIME_LEFT={{time_left}} bash tools/gpu/check.sh all"
 ALL_TIMEOUT_S = 600
-STASH_TIMEOUT_S = 90
+
+
+def all_call(time_left: int) -> tuple[str, int]:
+    """The second call's command and limit for ``time_left`` device seconds."""
+    return ALL_COMMAND.format(time_left=time_left), max(60, min(ALL_TIMEOUT_S,
+                                                                time_left - 30))
 
 
 def tree_files(repo: Path = REPO) -> list[Path]:
@@ -68,25 +81,29 @@ def mib(size: int) -> str:
     return f"{size / 2**20:.1f} MiB"
 
 
-def run_call(command: str, carry: list[str], timeout: int) -> str:
+def run_call(command: str, timeout: int, carry: list[str]) -> str:
     listed = ", ".join(f'"{c}"' for c in carry)
     return f'run(command="{command}", carry=[{listed}], timeout_s={timeout})'
 
 
-def plan_calls(tree: int, part1: int, part2: int, limit: int = LIMIT) -> list[str]:
-    """The run(...) call(s) for a tree and kit of these sizes (bytes); [] if even one part
-    does not fit beside the tree."""
+def plan_calls(tree: int, part1: int, part2: int, limit: int = LIMIT,
+               time_left: int = 900) -> list[str]:
+    """The run(...) call(s) for a tree and kit of these sizes (bytes) and ``time_left``
+    device seconds before the first call (the machine's start included); [] if even one
+    part does not fit beside the tree."""
     budget = limit - MARGIN
     call1, call2 = str(KIT / "call1"), str(KIT / "call2")
+    left = time_left - START_S
     if tree + part1 + part2 <= budget:
-        return [run_call(ALL_COMMAND, [call1, call2], ALL_TIMEOUT_S)]
+        return [run_call(*all_call(left), [call1, call2])]
     if tree + max(part1, part2) <= budget:
-        return [run_call("bash tools/gpu/check.sh stash", [call1], STASH_TIMEOUT_S),
-                run_call(ALL_COMMAND, [call2], ALL_TIMEOUT_S)]
+        return [run_call(STASH_COMMAND, STASH_TIMEOUT_S, [call1]),
+                run_call(*all_call(left - STASH_TIMEOUT_S), [call2])]
     return []
 
 
-def plan(repo: Path = REPO) -> int:
+
+def plan(repo: Path = REPO, time_left: int = 900) -> int:
     tree = size_of(tree_files(repo))
     part1, part2 = size_of([repo / KIT / "call1"]), size_of([repo / KIT / "call2"])
     print(f"working tree {mib(tree)} (tracked + untracked not ignored), kit part 1 "
@@ -95,7 +112,7 @@ def plan(repo: Path = REPO) -> int:
     if not part1 or not part2:
         print("no kit: run `bash tools/gpu/wheels.sh` first")
         return 1
-    calls = plan_calls(tree, part1, part2)
+    calls = plan_calls(tree, part1, part2, time_left=time_left)
     if not calls:
         print("a kit part does not fit beside this tree: make the tree smaller, or run from a "
               "small checkout with `python -m tools.gpu.carry slim`")
@@ -104,8 +121,11 @@ def plan(repo: Path = REPO) -> int:
         print(f"one call ({mib(tree + part1 + part2)}):")
     else:
         print(f"tree + both parts = {mib(tree + part1 + part2)}: two calls, the second AT "
-              f"ONCE after the first (the machine stays warm ~30 s; call 1 only stashes part "
-              f"1 in /tmp there: {mib(tree + part1)}, then {mib(tree + part2)}):")
+              f"ONCE after the first (the machine stays warm ~30 s; call 1 stashes part 1 in "
+              f"/tmp there, builds and prepares the model: {mib(tree + part1)}; then "
+              f"{mib(tree + part2)}). Before call 2, put status().budget_left_s in its "
+              f"TIME_LEFT and timeout_s = min(600, budget_left_s - 30); planned here for "
+              f"{time_left} s now:")
     for call in calls:
         print(f"  {call}")
     print("then give_back() unless rerunning at once. Everything comes back under $OUT: "
@@ -135,19 +155,21 @@ def slim(out: Path, repo: Path = REPO) -> int:
     if size > LIMIT - MARGIN:
         print("too big for one call")
         return 1
-    print("  " + run_call(f"cd {out} && bash tools/gpu/check.sh all", [str(out)],
-                          ALL_TIMEOUT_S))
+    print("  " + run_call(f"cd {out} && PRECISIONS={PRECISIONS} bash tools/gpu/check.sh all",
+                          ALL_TIMEOUT_S, [str(out)]))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("plan")
+    p = sub.add_parser("plan")
+    p.add_argument("--time-left", type=int, default=900,
+                   help="device seconds left now (status's budget_left_s)")
     s = sub.add_parser("slim")
     s.add_argument("--out", type=Path, default=SLIM_OUT)
     args = parser.parse_args(argv)
-    return plan() if args.command == "plan" else slim(args.out)
+    return plan(time_left=args.time_left) if args.command == "plan" else slim(args.out)
 
 
 if __name__ == "__main__":

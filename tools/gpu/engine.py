@@ -82,6 +82,7 @@ def engine_sessions(engine: Engine) -> dict[str, Any]:
             found[name] = value.session
         if isinstance(value, dict):
             for key, graph in value.items():
+                graph = getattr(graph, "graph", graph)  # a step session's Graph
                 if hasattr(graph, "session"):
                     found[f"{name}{key}"] = graph.session
     found["decoder.backbone"] = engine.decoder.backbone.session

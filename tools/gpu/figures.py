@@ -204,9 +204,18 @@ def measure_precision(args: argparse.Namespace, precision: str, verdicts: list[V
                verdicts)
         return None
     ours["load_s"] = time.perf_counter() - started
+    runs = getattr(engine, "precision", precision)
+    if runs != precision:  # a fallback (a variant not prepared): no figure under this name
+        report(Verdict(f"device is CUDA, {precision} engine runs {precision}", False,
+                       f"the engine runs {runs!r}, not {precision!r}: its figures would "
+                       "carry the wrong label; none measured"), verdicts)
+        ours["runs"] = runs
+        return None
+    ours["runs"] = runs
     report(device_verdict(available_providers(), engine.device, session_providers(engine),
                           label=f"device is CUDA, {precision} engine"), verdicts)
-    placement = placement_verdict(f"{precision} backbone", backbone_placement(engine))
+    placement = placement_verdict(f"{precision} backbone", backbone_placement(engine),
+                                  shape_nodes_known="fused" not in precision)
     report(placement, verdicts)
     ours["placement"] = placement.figures
     buckets = [b for b in (engine.decoder.buckets or ()) if b <= args.max_bucket]
@@ -241,7 +250,7 @@ def agreements(args: argparse.Namespace, precisions: list[str],
         agree["fp32 vs cpu fp32"] = agreement(f"{args.device} fp32 vs cpu fp32", cpu32, ref,
                                               args.agree_steps, feeds)
     others = [p for p in precisions if p != "fp32"]
-    if args.device == "cuda":
+    if args.device == "cuda" and args.tf32:
         others.append("fp32+tf32")
     for precision in others:
         try:
@@ -286,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agreement", action="store_true",
                         help="only the agreement of every precision with fp32")
     parser.add_argument("--gates-only", action="store_true", help="device + placement only")
+    parser.add_argument("--tf32", action="store_true",
+                        help="with --agreement: fp32 with TF32 against fp32 too")
     parser.add_argument("--json", type=Path, default=None, help="merged into, not replaced")
     args = parser.parse_args(argv)
     import onnxruntime as ort

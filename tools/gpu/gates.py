@@ -6,6 +6,11 @@ reads what the sessions really use; :func:`placement_verdict` reads onnxruntime'
 assignment (``session.record_ep_graph_assignment_info``, see
 ``wyoming_omnivoice.engine.runtime.onnx_sessions.node_placement``): every node must be on the CUDA
 provider and no Memcpy node may exist (onnxruntime refuses CUDA graph capture otherwise).
+The prepared ``fp32`` and ``fp16`` backbones keep 144 shape-arithmetic nodes (Concat,
+Slice) on the CPU provider with no Memcpy: onnxruntime places them there itself, and the
+first run captured and replayed their CUDA graphs in every bucket. Their gate
+(``shape_nodes_known``) passes with those nodes listed as known; any other node off CUDA, or
+any Memcpy, fails it. The fused backbones have no shape arithmetic: every node on CUDA.
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ from typing import Any
 
 CUDA_PROVIDER = "CUDAExecutionProvider"
 SHOWN = 6
+#: Shape arithmetic onnxruntime may keep on the CPU provider without a Memcpy node.
+SHAPE_OPS = frozenset({"Shape", "Concat", "Slice", "Gather", "Range", "Expand", "Squeeze",
+                       "Unsqueeze", "ConstantOfShape", "Size", "Reshape"})
 #: Verdict names that are gates: a run passes only when every one of them passes.
 GATE_PREFIXES = ("device is CUDA", "node placement", "CUDA graph capture")
 
@@ -51,8 +59,10 @@ def device_verdict(available: list[str], engine_device: str,
                     "sessions": session_providers})
 
 
-def placement_verdict(label: str, placed: list[tuple[str, str, str]] | str) -> Verdict:
-    """``placed``: ``(provider, op_type, node name)`` per node, or why it is unknown."""
+def placement_verdict(label: str, placed: list[tuple[str, str, str]] | str,
+                      shape_nodes_known: bool = False) -> Verdict:
+    """``placed``: ``(provider, op_type, node name)`` per node, or why it is unknown;
+    ``shape_nodes_known``: shape arithmetic on the CPU provider passes (no Memcpy)."""
     name = f"node placement, {label}"
     if isinstance(placed, str):
         return Verdict(name, False, placed)
@@ -70,6 +80,10 @@ def placement_verdict(label: str, placed: list[tuple[str, str, str]] | str) -> V
                        figures)
     ops = ", ".join(f"{op} {n}" for op, n in Counter(
         op for _, op, _ in off_cuda).most_common())
+    if shape_nodes_known and not memcpy and all(op in SHAPE_OPS for _, op, _ in off_cuda):
+        figures["known_shape_nodes"] = len(off_cuda)
+        return Verdict(name, True, f"{counts}; no Memcpy; {len(off_cuda)} shape nodes on "
+                       f"the CPU provider, known ({ops})", figures)
     shown = ", ".join(f"{n} ({op}) on {ep}" for ep, op, n in (memcpy + off_cuda)[:SHOWN])
     return Verdict(name, False, f"{counts}; {len(memcpy)} Memcpy, {len(off_cuda)} off CUDA "
                    f"({ops or '-'}): {shown}", figures)

@@ -34,10 +34,12 @@ from pathlib import Path
 from tools.gpu import fatbin
 
 #: file name -> sha256, as downloaded from PyPI by wheels.sh (cp312, manylinux x86_64).
-ORT_WHEEL = "onnxruntime_gpu-1.30.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+#: The latest onnxruntime-gpu on PyPI (1.31.1; the CPU tests run onnxruntime 1.32.0, which
+#: has no GPU build yet): the version pyproject's [gpu] extra requires.
+ORT_WHEEL = "onnxruntime_gpu-1.31.1-cp312-cp312-manylinux_2_28_x86_64.whl"
 PINS = {
     # onnxruntime-gpu >= 1.27 on PyPI is built for CUDA 13 (Requires-Dist nvidia-cuda-runtime~=13.0)
-    ORT_WHEEL: "6acc0f4b3d5ac5f2984432faa59dd8fcce6775f8b43a7140afa0f322c7a703b1",
+    ORT_WHEEL: "05d548956197b9d01f59b625de740e0d6be3593f874e241a12dc0362650ecdf7",
     # upstream, for the side-by-side, and what it imports that the machine lacks
     "omnivoice-0.2.1-py3-none-any.whl":
         "23f113ef51116a16308b55c4c2ac9c08efca7dfb594802f5c8adfb7523313ccc",
@@ -66,7 +68,7 @@ CUOBJDUMP_WHEEL = ("nvidia_cuda_cuobjdump-13.5.37-py3-none-manylinux2014_x86_64.
 CUOBJDUMP_SHA256 = "38780fee50863252a0b8926357faa91615ca1c8346490563f33a06100cd73f58"
 CUDA_PROVIDER_SO = "onnxruntime/capi/libonnxruntime_providers_cuda.so"
 #: Not needed by the Python API (only C API users load libonnxruntime.so; no TensorRT there).
-ORT_DROPPED = ("onnxruntime/capi/libonnxruntime.so.1.30.0",
+ORT_DROPPED = ("onnxruntime/capi/libonnxruntime.so.1.31.1",
                "onnxruntime/capi/libonnxruntime_providers_tensorrt.so")
 KEEP_ARCHS = {90}  # H200 / H100: sm_90
 PARTS = 2

@@ -63,6 +63,21 @@ def agreement_verdicts(figures: dict[str, Any]) -> list[dict[str, Any]]:
     return verdicts
 
 
+def gates_by_precision(verdicts: list[dict[str, Any]], precisions: list[str]
+                       ) -> list[tuple[str, ...]]:
+    """One row per precision: its own device, placement and capture gates (a precision's
+    gates read on their own: fp32's known shape nodes never fail fp16-fused's run)."""
+    rows = []
+    for precision in precisions:
+        row = [precision]
+        for prefix in GATE_PREFIXES:
+            mine = [v for v in verdicts if v["name"].startswith(prefix) and
+                    precision in v["name"].removeprefix(prefix).replace(",", " ").split()]
+            row.append("-" if not mine else "PASS" if all(v["ok"] for v in mine) else "FAIL")
+        rows.append(tuple(row))
+    return rows
+
+
 def print_phases(figures: dict[str, Any], precisions: list[str]) -> None:
     print("\n== mixed batch by phase (engine.last_stats, ms; last round of each batch) ==")
     for precision in precisions:
@@ -126,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\n== verdicts (gates and agreement) ==")
     for v in verdicts:
         print(f"[{'PASS' if v['ok'] else 'FAIL'}] {v['name']}: {v['detail']}")
+    print("\n== gates by precision (each read on its own) ==")
+    print(table(gates_by_precision(verdicts, precisions),
+                ("precision", "engine on CUDA", "node placement", "CUDA graph capture")))
     rows = summary_rows(figures, precisions)
     print(f"\n== summary (H200 targets of issue 30; first run: {FIRST_RUN}) ==")
     print(table(rows))

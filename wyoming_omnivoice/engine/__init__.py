@@ -82,7 +82,7 @@ _PUBLIC = {
     "PRECISIONS": "runtime.precision",
     "PROMPT_FORMAT_VERSION": "audio.voice_prompt",
     "REQUIRED_FILES": "store.model_files",
-    "SHORT_REPLY": "core",
+    "SHORT_REPLY": "warm_up",
     "SessionItem": "session",
     "SynthesisRequest": "planning",
     "SynthesisSession": "session",
@@ -118,7 +118,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.audio.voice_prompt import read_prompt_extras as read_prompt_extras
     from wyoming_omnivoice.engine.constants import NUM_CODEBOOKS as NUM_CODEBOOKS
     from wyoming_omnivoice.engine.core import MIN_CANVAS_FRAMES as MIN_CANVAS_FRAMES
-    from wyoming_omnivoice.engine.core import SHORT_REPLY as SHORT_REPLY
     from wyoming_omnivoice.engine.core import Engine as Engine
     from wyoming_omnivoice.engine.decoding.decoder import DecodeOptions as DecodeOptions
     from wyoming_omnivoice.engine.decoding.stepping import between_steps as between_steps
@@ -160,6 +159,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wyoming_omnivoice.engine.store.model_files import VOCODER as VOCODER
     from wyoming_omnivoice.engine.store.model_files import ModelError as ModelError
     from wyoming_omnivoice.engine.store.model_files import layout_problems as layout_problems
+    from wyoming_omnivoice.engine.warm_up import SHORT_REPLY as SHORT_REPLY
 
 
 __getattr__ = lazy_getattr(__name__, _PUBLIC, globals())

@@ -30,9 +30,9 @@ from wyoming_omnivoice.engine.decoding.decoder import (
     Decoder,
     DecodeStats,
 )
-from wyoming_omnivoice.engine.decoding.device_selection import selection_session
+from wyoming_omnivoice.engine.decoding.device_selection import step_session
 from wyoming_omnivoice.engine.forward.iobinding import StepRunner
-from wyoming_omnivoice.engine.forward.layouts import BUCKETS, bucket_for, natural_length
+from wyoming_omnivoice.engine.forward.layouts import BUCKETS
 from wyoming_omnivoice.engine.forward.prefix_cache import CachedBackbone, check_prefix_cache
 from wyoming_omnivoice.engine.forward.row_check import check_graph_set_rows
 from wyoming_omnivoice.engine.forward.target_embeddings import keep_text_table_on_host
@@ -44,20 +44,18 @@ from wyoming_omnivoice.engine.planning import (
     check_reference_fits,
 )
 from wyoming_omnivoice.engine.prompt.builder import PromptBuilder
-from wyoming_omnivoice.engine.prompt.duration import estimate_num_frames
 from wyoming_omnivoice.engine.rendering import render_batch
 from wyoming_omnivoice.engine.runtime.graph_set import GraphSet
 from wyoming_omnivoice.engine.session import SynthesisSession
 from wyoming_omnivoice.engine.store.model_files import ModelPaths
 from wyoming_omnivoice.engine.synthesis_stats import SynthesisStats
+from wyoming_omnivoice.engine.warm_up import SHORT_REPLY, warm_up_engine
 
 _LOGGER = logging.getLogger(__name__)
 
 SAMPLES_PER_FRAME = SAMPLE_RATE // FRAME_RATE
 #: Row-count buckets used with CUDA graphs (each captured graph has one fixed shape).
 ROW_BUCKETS = (1, 2, 4, 8, 16)
-#: A Home Assistant reply at the 60-character limit of a "short" reply, for warm-up.
-SHORT_REPLY = "The living room lights are on and it is 21 degrees inside."
 #: The smallest target canvas decoded (frames, 1.6 s). A C port of OmniVoice reports that
 #: canvases under about 37-40 frames degenerate into a sub-50 Hz rumble instead of speech,
 #: and that the PyTorch reference does the same (kizuna-ai-lab/synthesize.cpp,
@@ -130,7 +128,7 @@ class Engine:
         self.decoder.one_row = not self.row_check.ok
         if runner is not None and (on_cuda if device_loop is None else device_loop):
             # Scoring, selection and the token update on the device (:mod:`.device_selection`)
-            self.decoder.selection_graph = partial(selection_session, graphs)
+            self.decoder.selection_graph = partial(step_session, graphs)
         self._cached: CachedBackbone | None = None
         self.hidden_size = graphs.hidden_size
         if graphs.providers.device == "cuda" and not on_cuda:
@@ -224,31 +222,14 @@ class Engine:
         return self._cached
 
     def warm_up(self, lengths: Sequence[int] | None = None,
-                batch_sizes: Sequence[int] = (1,), prefix_cache: int = 0) -> int:
-        """Run one forward per length bucket a short reply can use; returns the count.
-
-        With buckets (CUDA) that is every bucket up to the length of a 60-character reply,
-        so the first request finds its allocations (and CUDA graph) ready. Without buckets
-        one forward initialises the sessions. The server calls this once at startup.
-        """
-        prompt = self.prompts.build("Warm up.", num_target=8, language=None, instruct=None)
-        if lengths is None:
-            if self.decoder.buckets:
-                longest = natural_length([self.prompts.build(
-                    SHORT_REPLY, num_target=estimate_num_frames(SHORT_REPLY, None, None, 1.0),
-                    language=None, instruct=None)], "packed")
-                top = bucket_for(longest, self.decoder.buckets)
-                lengths = [b for b in self.decoder.buckets if b <= top]
-            else:
-                lengths = [natural_length([prompt], self.decoder.layout_for([prompt]))]
-        done = 0
-        for size in batch_sizes:
-            done += self.decoder.warm_up(prompt, tuple(lengths), rows=size,
-                                         prefix_cache=prefix_cache)
-        if self.vocoder_runner.bucketed:  # probe, check and the short replies' shapes
-            self.vocoder_runner.warm_up(max(batch_sizes))
-        _LOGGER.info("Warm-up: %d forward shape%s ready", done, "" if done == 1 else "s")
-        return done
+                batch_sizes: Sequence[int] | None = None, prefix_cache: int = 0,
+                options: DecodeOptions | None = None) -> int:
+        """Run one forward per length bucket a short reply can use, at every row bucket of
+        the requests decoding at once (``batch_sizes``; default: 1, 2, 4, 8 with CUDA
+        graphs, else 1); with the step loop on the device, check it and capture its step
+        graphs for short replies decoded with ``options`` (:mod:`.warm_up`). Returns the
+        forward shapes run. The server calls this once at startup."""
+        return warm_up_engine(self, lengths, batch_sizes, prefix_cache, options)
 
     @property
     def min_canvas_frames(self) -> int:

@@ -80,8 +80,9 @@ def warm_up_after_ready(worker: InferenceWorker, request: SynthesisRequest,
         from wyoming_omnivoice.engine import return_freed_memory
         try:
             if engine.device == "cuda" or prefix_cache >= 2:
-                # One forward per length bucket (CUDA graphs), and the prefix-cache session.
-                engine.warm_up(prefix_cache=prefix_cache)
+                # One forward per length and row bucket (CUDA graphs), the device step
+                # loop checked and captured, and the prefix-cache session.
+                engine.warm_up(prefix_cache=prefix_cache, options=options)
             engine.synthesize_batch([small], options=replace(options, num_step=1))
         except ValueError as err:  # checked before ready; the engine may still refuse
             _LOGGER.error("Warm-up synthesis with the default voice %r failed: %s; its "

@@ -60,6 +60,7 @@ from wyoming_omnivoice.speech.jobs import (
     WorkerStoppedError,
     resolve,
 )
+from wyoming_omnivoice.speech.join_check import resolve_scheduling
 from wyoming_omnivoice.speech.pacing import DecodeSpeed
 from wyoming_omnivoice.speech.step_scheduler import StepScheduler
 
@@ -106,8 +107,8 @@ class InferenceWorker:
             raise ValueError("max_queued and max_batch must be at least 1")
         if scheduling not in SCHEDULING:
             raise ValueError(f"scheduling must be one of {SCHEDULING}, not {scheduling!r}")
-        if scheduling == "auto":
-            scheduling = "step" if engine.device == "cuda" else "gated"
+        # auto: step on CUDA once joining passed its check, else gated (:mod:`.join_check`)
+        scheduling = resolve_scheduling(scheduling, engine, options)
         #: ``step``, ``gated`` or ``batch`` (``auto`` resolved by the engine's device).
         self.scheduling = scheduling
         self.engine = engine

@@ -8,8 +8,9 @@ onnxruntime#23006 measured 15x slower runs with interleaved shapes). A batch of 
 replies of eight lengths paid that eight times per batch, every batch; eight copies of one
 reply paid it once.
 
-:class:`Vocoder` in bucketed mode runs a batch's items in one fixed shape per frame
-bucket (:data:`FRAME_BUCKETS`) instead, two rows per item in the same call:
+:class:`Vocoder` in bucketed mode runs a batch's items in ONE fixed shape instead (the
+frame bucket of its longest item, :data:`FRAME_BUCKETS`; every call of the batch the same
+rows), two rows per item in the same call:
 
 * the **head** row: the item's codes padded on the right to the bucket; it is exact up to
   ``R`` frames before the item's end, where the padding starts to be seen (``R`` is the
@@ -28,6 +29,11 @@ bucketing is used, a two-row decode is checked against its rows decoded alone, a
 (onnxruntime's included) or difference turns bucketing off for the model, with one warning.
 The CPU default is per item (exact; a CPU pays no setup per shape, and padding costs compute
 there).
+
+Its runs keep their working memory in the session's arena (no shrink after each call: that
+freed and allocated again on every call); a call is at most :data:`FRAME_BUDGET` rows x
+frames, so the arena holds about the largest call a reply needs
+(``python -m benchmarks.vocoder_memory`` prints it).
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from wyoming_omnivoice.engine.constants import MASK_ID, NUM_CODEBOOKS
-from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph, shrinking_gpu_run_options
+from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -102,9 +108,6 @@ class Vocoder:
         self._radius: int | None = None
         self._checked: bool | None = None
         self.last_stats = VocoderStats()
-        if graph.device == "cuda" and graph.run_options is None:
-            # Its working memory follows the reply's length: given back after each run.
-            graph.run_options = shrinking_gpu_run_options()
 
     # -- single runs ---------------------------------------------------------------------
     def run(self, codes: np.ndarray) -> np.ndarray:
@@ -230,34 +233,39 @@ class Vocoder:
         return waves
 
     def _bucketed(self, items: Sequence[np.ndarray], stats: VocoderStats) -> list[np.ndarray]:
+        """Every item long enough to split in ONE shape: the frame bucket of the longest,
+        as many items per call as the frame budget allows, the last call padded to the
+        same rows (a CUDA Conv keeps the set-up of one shape only: onnxruntime#23006)."""
         reach = self.reach
         waves: list[np.ndarray | None] = [None] * len(items)
-        groups: dict[int, list[int]] = {}
+        split = []
         for i, codes in enumerate(items):
             if codes.shape[1] < 2 * reach:  # too short to split: whole, directly
                 waves[i] = self.decode(codes)
                 stats.calls.append((1, codes.shape[1]))
             else:
-                groups.setdefault(frame_bucket(codes.shape[1]), []).append(i)
-        for frames, members in sorted(groups.items()):
-            pairs = 1  # items per call: two rows each, within the frame budget
-            while pairs * 4 * frames <= FRAME_BUDGET:
-                pairs *= 2
-            for first in range(0, len(members), pairs):
-                chunk = members[first:first + pairs]
-                rows = _row_bucket(2 * len(chunk))
-                grid = np.zeros((NUM_CODEBOOKS, rows, frames), dtype=np.int64)
-                for k, i in enumerate(chunk):
-                    length = items[i].shape[1]
-                    grid[:, 2 * k, :length] = items[i]  # head: padded on the right
-                    grid[:, 2 * k + 1, frames - length:] = items[i]  # tail: on the left
-                stats.calls.append((rows, frames))
-                out = self.run(grid)
-                hop = out.shape[1] // frames
-                for k, i in enumerate(chunk):
-                    cut = (items[i].shape[1] - reach) * hop
-                    waves[i] = np.concatenate([out[2 * k, :cut],
-                                               out[2 * k + 1, (frames - reach) * hop:]])
+                split.append(i)
+        if not split:
+            return [w for w in waves if w is not None]
+        frames = frame_bucket(max(items[i].shape[1] for i in split))
+        pairs = 1  # items per call: two rows each, within the frame budget
+        while pairs < len(split) and 4 * pairs * frames <= FRAME_BUDGET:
+            pairs *= 2
+        rows = _row_bucket(2 * pairs)
+        for first in range(0, len(split), pairs):
+            chunk = split[first:first + pairs]
+            grid = np.zeros((NUM_CODEBOOKS, rows, frames), dtype=np.int64)
+            for k, i in enumerate(chunk):
+                length = items[i].shape[1]
+                grid[:, 2 * k, :length] = items[i]  # head: padded on the right
+                grid[:, 2 * k + 1, frames - length:] = items[i]  # tail: on the left
+            stats.calls.append((rows, frames))
+            out = self.run(grid)
+            hop = out.shape[1] // frames
+            for k, i in enumerate(chunk):
+                cut = (items[i].shape[1] - reach) * hop
+                waves[i] = np.concatenate([out[2 * k, :cut],
+                                           out[2 * k + 1, (frames - reach) * hop:]])
         return [w for w in waves if w is not None]
 
 

@@ -138,9 +138,10 @@ class Decoder:
         #: The prefix-cache session (:mod:`.prefix_cache`), loaded on first use.
         self.cached_backbone = cached_backbone
         self.last_stats = DecodeStats()
-        #: ``(guided, noisy) -> Graph``: the scoring + selection session of the step loop on
-        #: the device (:mod:`.device_selection`; set by the engine with IO binding), or None.
-        self.selection_graph: Callable[..., Graph] | None = None
+        #: ``(guided, noisy) -> StepSession``: the step session of the step loop on the
+        #: device (:mod:`.device_selection`; set by the engine with IO binding), or None
+        #: (also once the device loop has failed: :func:`.device_selection.leave_device_loop`).
+        self.selection_graph: Callable[..., Any] | None = None
         #: One row per backbone forward: set by the engine when the backbone failed its
         #: multi-row check at load (:mod:`.row_check`).
         self.one_row = False
@@ -277,10 +278,11 @@ class Decoder:
         return done
 
     # -- the loop ----------------------------------------------------------------------
-    def stepper(self, options: DecodeOptions, pad_to: int | None = None) -> Stepper:
+    def stepper(self, options: DecodeOptions, pad_to: int | None = None, *,
+                host_only: bool = False) -> Stepper:
         """A resumable decode of ``options`` (:mod:`.stepping`): items join and leave at
-        step boundaries."""
-        return Stepper(self, options, pad_to)
+        step boundaries; ``host_only``: on the host loop even with the device loop."""
+        return Stepper(self, options, pad_to, host_only=host_only)
 
     def decode(self, items: list[DecodeItem], options: DecodeOptions,
                pad_to: int | None = None) -> list[np.ndarray]:

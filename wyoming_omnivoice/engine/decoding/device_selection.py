@@ -1,27 +1,32 @@
-"""The decode's step loop on the device: scoring, guidance, Gumbel noise, the choice of
-cells and the token update in one session, bound with IO binding.
+"""The decode's step loop on the device: per step the backbone and one step session, both
+bound with IO binding, nothing uploaded or downloaded, each a CUDA graph per shape.
 
-Per step the host uploads this step's counts (and each item's step index: a few bytes)
-and nothing comes down until :meth:`DeviceSelection.tokens` at the item's end. The graph
-is :mod:`.selection_graph` appended to the scoring graph (:mod:`.scoring`); it writes the
-new tokens into the next step's embeddings grid on the device (two grid buffers and two
-token buffers, used in turn).
+The step session (:mod:`.graphs.step_graph`) goes from the backbone's hidden states to
+the next step's backbone input: scoring, each item's count from its schedule at its own
+step, the Gumbel noise of that step, a full sort, the token update, the step counters, the
+embeddings of the new target tokens merged into the grid's embeddings (``base``: the whole
+grid embedded once per set of items). How a decode uses it (greedy classes,
+``class_temperature == 0``; class sampling stays on the host loop)::
 
-How a decode loop uses it (greedy classes, ``class_temperature == 0``; class sampling
-stays on the host path: its top-k candidates and noise are ``[B, 8, T, 103]`` per step)::
+    step = DeviceStep(step_session(graphs, guided=..., noisy=...))
+    step.prepare(bound, batch, tokens, schedule, steps, guidance=..., penalty=...,
+                 position_temperature=..., noise=noise)  # noise [B, S, 8, T] or None
+    for _ in range(num_step):
+        step.step(stats)
+    tokens = step.tokens()                      # [B, 8, T_max], the only download
 
-    selection = DeviceSelection(graph)          # graph: selection_session(graphs, ...)
-    bound = runner.prepare(batch, scorer, guidance, want)   # iobinding.BoundStep
-    selection.prepare(bound, batch, tokens, guidance=..., penalty=...,
-                      position_temperature=..., noise=noise)  # noise [B, S, 8, T] or None
-    for step in range(num_step):
-        selection.step(counts[:, step], steps=np.full(B, step), stats=stats)
-    tokens = selection.tokens()                 # [B, 8, T_max], the only download
+Shapes are fixed per ``(rows, length)`` bucket of the backbone: the item slots are the
+grid's rows (half of them in the ``rows`` layout) and the frames a length bucket
+(:data:`.forward.layouts.BUCKETS`), padded items unmasking nothing. Every buffer of a
+shape (:class:`_Slot`) is kept and reused by the next decode of that shape, so its CUDA
+graph (one per turn: the tokens and step counters live in two buffers used in turn) is
+captured once and replayed. A decode that takes a shape's slot from another one still
+running (a request and a background anchor of one shape) first makes the other bring its
+tokens back (``on_evict``); the other prepares again at its next step.
 
-``noise`` is each item's Gumbel noise for all its steps, drawn when the item starts from
-its own generator in upstream's order (:func:`draw_position_noise`), uploaded once per
-decode and indexed on the device by each item's own step (``steps``: the items of a
-continuously batched decode may be at different steps). :func:`decode_on_device` is the
+Any error of the step session (building it, binding it, running it) is a
+:class:`DeviceLoopError`: the decode moves to the host loop for good
+(:func:`leave_device_loop`) and its step runs again there. :func:`decode_on_device` is the
 whole loop for a batch, the reference the tests hold against the host decode.
 """
 
@@ -29,195 +34,320 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from wyoming_omnivoice.engine.constants import MASK_ID
-from wyoming_omnivoice.engine.decoding.decode_types import DecodeItem, DecodeOptions, DecodeStats
-from wyoming_omnivoice.engine.decoding.schedule import unmask_counts
-from wyoming_omnivoice.engine.forward.layouts import Batch
+from wyoming_omnivoice.engine.decoding.decode_types import DecodeStats
+from wyoming_omnivoice.engine.forward.layouts import Batch, bucket_for
 from wyoming_omnivoice.engine.graphs import selection_graph as sg
-from wyoming_omnivoice.engine.graphs.scoring import (
-    COND_INDEX,
-    CONF,
-    GUIDANCE,
-    HIDDEN,
-    PRED,
-    UNCOND_INDEX,
-)
+from wyoming_omnivoice.engine.graphs import step_graph as stg
+from wyoming_omnivoice.engine.graphs.scoring import COND_INDEX, GUIDANCE, HIDDEN, UNCOND_INDEX
 from wyoming_omnivoice.engine.runtime.graph_set import GraphSet
-from wyoming_omnivoice.engine.runtime.onnx_sessions import Graph
+from wyoming_omnivoice.engine.runtime.onnx_sessions import CudaGraphUnavailable, Graph
 
 _LOGGER = logging.getLogger(__name__)
 
+#: Slots kept for shapes whose backbone runs without a CUDA graph (as the step runner).
+_MAX_LOOSE = 4
+_ELEM = {np.float32: 1, np.float16: 10}
 
 
-def selection_session(graphs: GraphSet, *, guided: bool, noisy: bool) -> Graph:
-    """The scoring + selection session on the engine's providers (built with onnx on
-    first use, then kept in ``graphs.selections``)."""
+class DeviceLoopError(RuntimeError):
+    """The step session failed: the step loop leaves the device (see the module doc)."""
+
+
+def leave_device_loop(decoder: Any, reason: str) -> None:
+    """The engine of ``decoder`` runs the step loop on the host from now on (one warning)."""
+    if decoder.selection_graph is not None:
+        decoder.selection_graph = None
+        _LOGGER.warning("Step loop on the device turned off: %s; this engine runs the step "
+                        "loop on the host from now on (same codes, slower)", reason)
+
+
+@dataclass(eq=False)
+class StepSession:
+    """The step session of one ``(guided, noisy)`` kind and its slots per shape."""
+
+    graph: Graph
+    capture: bool
+    slots: OrderedDict[tuple[int, ...], _Slot] = field(default_factory=OrderedDict)
+    next_graph_id: int = 1_000_000  # apart from the backbone's ids (another session)
+
+
+def step_model(graphs: GraphSet, *, guided: bool, noisy: bool) -> bytes:
+    """The step graph of ``graphs`` (:func:`.graphs.step_graph.compose_step_model`)."""
+    from wyoming_omnivoice.engine.forward.target_embeddings import audio_rows_model
     from wyoming_omnivoice.engine.graphs.scoring_cache import build_scoring_bytes
 
-    found = graphs.selections.get((guided, noisy))
+    return stg.compose_step_model(
+        build_scoring_bytes(graphs.heads_path, graphs.hidden_size, sampling=False,
+                            guided=guided),
+        audio_rows_model(graphs.embeddings.path), noisy=noisy,
+        hidden_size=graphs.hidden_size,
+        hidden_type=_ELEM[graphs.backbone.outputs["hidden_states"].dtype],
+        base_type=_ELEM[graphs.embeddings.outputs["inputs_embeds"].dtype],
+        out_type=_ELEM[graphs.backbone.inputs["inputs_embeds"].dtype])
+
+
+def step_session(graphs: GraphSet, *, guided: bool, noisy: bool) -> StepSession:
+    """The step session on the engine's providers (built with onnx on first use, then kept
+    in ``graphs.selections``); DeviceLoopError when it cannot be built."""
+    found: StepSession | None = graphs.selections.get((guided, noisy))
     if found is not None:
         return found
     started = time.perf_counter()
-    scoring = build_scoring_bytes(graphs.heads_path, graphs.hidden_size, sampling=False,
-                                  guided=guided)
-    model = sg.compose_scoring_selection(scoring, noisy=noisy)
-    graph = Graph(graphs.heads_path, graphs.providers, threads=graphs.threads,
-                  label=f"scoring+selection ({'noisy' if noisy else 'deterministic'})",
-                  model_bytes=model)
-    graphs.load_seconds[graph.label] = time.perf_counter() - started
-    graphs.selections[(guided, noisy)] = graph
-    return graph
+    label = f"step ({'guided' if guided else 'unguided'}, " \
+            f"{'noisy' if noisy else 'deterministic'})"
+    try:
+        model = step_model(graphs, guided=guided, noisy=noisy)
+        cuda = graphs.providers.device == "cuda" and graphs.backbone.cuda_graph
+        try:
+            graph = Graph(graphs.heads_path, graphs.providers, threads=graphs.threads,
+                          label=label, model_bytes=model, cuda_graph=cuda)
+        except CudaGraphUnavailable as err:
+            _LOGGER.warning("%s; the step session runs without CUDA graphs", err)
+            cuda = False
+            graph = Graph(graphs.heads_path, graphs.providers, threads=graphs.threads,
+                          label=label, model_bytes=model)
+    except Exception as err:  # onnx and onnxruntime errors have no common type
+        raise DeviceLoopError(f"the {label} session cannot be built: {err}") from err
+    graphs.load_seconds[label] = time.perf_counter() - started
+    found = graphs.selections[(guided, noisy)] = StepSession(graph, capture=cuda)
+    return found
 
 
-def draw_position_noise(rngs: list[np.random.Generator], schedules: np.ndarray,
-                        t_lens: list[int], t_max: int) -> np.ndarray:
-    """Each item's Gumbel noise for all its steps, ``[B, S, 8, T_max]`` float32: drawn from
-    its own generator on the steps where it unmasks, in step order, as the host loop draws
-    it (zeros elsewhere and past the item's length)."""
-    size, steps = schedules.shape
-    noise = np.zeros((size, steps, 8, t_max), dtype=np.float32)
-    eps = np.float32(1e-10)
-    for i, rng in enumerate(rngs):
-        for step in np.flatnonzero(schedules[i] > 0):
-            u = rng.random((8, t_lens[i]), dtype=np.float32)
-            noise[i, step, :, :t_lens[i]] = -np.log(-np.log(u + eps) + eps)
-    return noise
+@dataclass(eq=False)
+class _Slot:
+    """The step session's buffers of one shape (addresses fixed: CUDA graphs)."""
+
+    values: dict[str, Any]
+    tokens: tuple[Any, Any]
+    steps: tuple[Any, Any]
+    graph_ids: tuple[int, int]
+    owner: DeviceStep | None = None
 
 
-class DeviceSelection:
+def _shape_key(batch: Batch, num_step: int) -> tuple[int, int, int, int, int]:
+    grid = batch.grids[0]
+    items = grid.rows if batch.layout == "packed" else grid.rows // 2
+    return grid.rows, grid.length, items, bucket_for(batch.t_max), num_step
+
+
+def _pad(array: np.ndarray, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    out = np.zeros(shape, dtype=dtype)
+    out[tuple(slice(0, n) for n in array.shape)] = array
+    return out
+
+
+class DeviceStep:
     """One decode's device-resident step loop (see the module doc)."""
 
-    def __init__(self, graph: Graph) -> None:
-        self.graph = graph
-        self.noisy = sg.NOISE in graph.inputs
+    def __init__(self, session: StepSession,
+                 on_evict: Callable[[], None] | None = None) -> None:
+        self.session = session
+        self.graph = session.graph
+        self.noisy = sg.NOISE in self.graph.inputs
+        self.on_evict = on_evict
+        self._slot: _Slot | None = None
         self._bound: Any = None
-        self._tokens: list[Any] = []
-        self._ids: list[Any] = []
+        self._batch: Batch | None = None
         self._bindings: list[Any] = []
-        self._counts: Any = None
-        self._steps: Any = None
+        self._options: list[Any] = []
         self._turn = 0
+        self._size = 0
 
-    def prepare(self, bound: Any, batch: Batch, tokens: np.ndarray, *, guidance: float,
-                penalty: np.ndarray, position_temperature: float,
-                noise: np.ndarray | None) -> None:
-        """Bind one decode: ``bound`` (an :class:`.iobinding.BoundStep` of ``batch``),
-        the starting ``tokens [B, 8, T_max]`` (MASK on targets, 0 past an item's length),
-        ``noise [B, S, 8, T_max]`` when ``position_temperature > 0`` (else None)."""
+    # -- binding ---------------------------------------------------------------------------
+    def prepare(self, bound: Any, batch: Batch, tokens: np.ndarray, schedule: np.ndarray,
+                steps: np.ndarray, *, guidance: float, penalty: np.ndarray,
+                position_temperature: float, noise: np.ndarray | None) -> None:
+        """Bind one set of items: ``bound`` (an :class:`.iobinding.BoundStep` of
+        ``batch``), their ``tokens [B, 8, T_max]`` (MASK on targets not yet decoded, 0 past
+        an item's length), ``schedule [B, S]`` (cells unmasked per step), ``steps [B]``
+        (each item's next step), ``noise [B, S, 8, T_max]`` when ``position_temperature > 0``
+        (else None). DeviceLoopError when the step session cannot take them."""
         if self.noisy != (position_temperature > 0 and noise is not None):
-            raise ValueError("this selection graph is for "
+            raise ValueError("this step session is for "
                              f"{'noisy' if self.noisy else 'deterministic'} decodes")
-        runner = bound.runner
-        self._bound = bound
-        size = tokens.shape[0]
-        grid = batch.grids[0]
-        self._tokens = [runner.upload(tokens.astype(np.int64)),
-                        runner.empty(tokens.shape, np.int64)]
-        self._ids = [runner.upload(grid.ids), runner.empty(grid.ids.shape, np.int64)]
-        self._counts = runner.upload(np.zeros(size, np.int64))
-        src, dst = batch.flat_cells()
-        fixed = {
-            COND_INDEX: runner.upload(batch.cond_index),
-            UNCOND_INDEX: runner.upload(batch.uncond_index),
-            GUIDANCE: runner.upload(np.asarray(guidance, dtype=np.float32)),
-            sg.PENALTY: runner.upload(np.asarray(penalty, dtype=np.float32)),
-            sg.SRC_CELLS: runner.upload(src), sg.DST_CELLS: runner.upload(dst),
-            sg.COUNTS: self._counts,
-        }
-        if self.noisy:
-            self._steps = runner.upload(np.zeros(size, np.int64))
-            fixed.update({sg.NOISE: runner.upload(np.asarray(noise, dtype=np.float32)),
-                          sg.STEPS: self._steps,
-                          sg.TEMPERATURE: runner.upload(
-                              np.asarray(position_temperature, dtype=np.float32))})
-        self._keep = fixed
-        self._bindings = []
-        for turn in (0, 1):
-            binding = self.graph.session.io_binding()
-            binding.bind_ortvalue_input(HIDDEN, bound.hidden_value)
-            for name, value in fixed.items():
-                binding.bind_ortvalue_input(name, value)
-            binding.bind_ortvalue_input(sg.TOKENS, self._tokens[turn])
-            binding.bind_ortvalue_input(sg.GRID_IDS, self._ids[turn])
-            binding.bind_ortvalue_output(sg.NEW_TOKENS, self._tokens[1 - turn])
-            binding.bind_ortvalue_output(sg.NEW_GRID_IDS, self._ids[1 - turn])
-            if bound.target_ids is not None:  # the text table on the host
-                binding.bind_ortvalue_output(sg.NEW_TARGET_IDS, bound.target_ids)
-            self._bindings.append(binding)
-        self._turn = 0
-        bound.bind_ids(self._ids[0])
+        try:
+            self._prepare(bound, batch, tokens, schedule, steps, guidance, penalty,
+                          position_temperature, noise)
+        except ValueError:
+            raise
+        except Exception as err:
+            raise DeviceLoopError(f"binding the {self.graph.label} session failed: {err}") \
+                from err
 
-    def step(self, counts: np.ndarray, steps: np.ndarray | None = None,
-             stats: Any = None) -> None:
-        """One step: ``counts [B]`` cells to unmask per item (0: none), ``steps [B]`` each
-        item's step index into its noise (noisy graphs). Only these go up."""
-        self._counts.update_inplace(np.ascontiguousarray(counts, dtype=np.int64))
+    def _prepare(self, bound: Any, batch: Batch, tokens: np.ndarray, schedule: np.ndarray,
+                 steps: np.ndarray, guidance: float, penalty: np.ndarray,
+                 temperature: float, noise: np.ndarray | None) -> None:
+        rows, length, items, frames, num_step = key = _shape_key(batch, schedule.shape[1])
+        slot = self._take_slot(key, bound)
+        values = slot.values
+        size = tokens.shape[0]
+        uploads = {
+            COND_INDEX: _pad(batch.cond_index, (items, frames), np.int64),
+            UNCOND_INDEX: _pad(batch.uncond_index, (items, frames), np.int64),
+            GUIDANCE: np.asarray(guidance, np.float32),
+            sg.PENALTY: np.asarray(penalty, np.float32),
+            sg.SCHEDULE: _pad(schedule, (items, num_step + 1), np.int64),
+        }
+        index = np.zeros((rows, length), np.int64)
+        target = np.zeros((rows, length, 1), bool)
+        grid_rows, grid_cols = batch.target_cells(batch.grids[0])
+        item, frame = batch.target_slots()
+        index[grid_rows, grid_cols] = np.tile(item * frames + frame, len(grid_rows) //
+                                              max(len(item), 1))
+        target[grid_rows, grid_cols, 0] = True
+        uploads.update({stg.EMBED_INDEX: index, stg.IS_TARGET: target})
         if self.noisy:
-            if steps is None:
-                raise ValueError("a noisy selection needs each item's step index")
-            self._steps.update_inplace(np.ascontiguousarray(steps, dtype=np.int64))
-        self._bound.run_model(stats if stats is not None else DecodeStats())
+            uploads[sg.NOISE] = _pad(noise, (items, num_step, 8, frames),  # type: ignore[arg-type]
+                                     np.float32)
+            uploads[sg.TEMPERATURE] = np.asarray(temperature, np.float32)
+        for name, array in uploads.items():
+            values[name].update_inplace(np.ascontiguousarray(array))
+        slot.tokens[0].update_inplace(_pad(tokens, (items, 8, frames), np.int64))
+        slot.steps[0].update_inplace(_pad(steps, (items,), np.int64))
+        self._bound, self._batch, self._turn, self._size = bound, batch, 0, size
+        batch.put_all(tokens)
+        bound.embed_grid(values[stg.BASE])
+        self._bind(slot, bound)
+
+    def _take_slot(self, key: tuple[int, ...], bound: Any) -> _Slot:
+        session = self.session
+        slot = session.slots.get(key)
+        if slot is None:
+            slot = self._new_slot(key, bound)
+            session.slots[key] = slot
+            loose = [k for k, s in session.slots.items() if s.graph_ids[0] < 0]
+            while len(loose) > _MAX_LOOSE:
+                session.slots.pop(loose.pop(0))
+        session.slots.move_to_end(key)
+        previous, slot.owner = slot.owner, self
+        if previous is not None and previous is not self:
+            previous.evict()
+        self._slot = slot
+        return slot
+
+    def _new_slot(self, key: tuple[int, ...], bound: Any) -> _Slot:
+        rows, length, items, frames, num_step = key
+        runner = bound.runner
+        hidden = bound.backbone_output.shape()[-1]
+
+        def empty(shape: tuple[int, ...], dtype: Any) -> Any:
+            return runner.empty(shape, dtype)
+
+        values = {COND_INDEX: empty((items, frames), np.int64),
+                  UNCOND_INDEX: empty((items, frames), np.int64),
+                  GUIDANCE: empty((), np.float32), sg.PENALTY: empty((8, 1), np.float32),
+                  sg.SCHEDULE: empty((items, num_step + 1), np.int64),
+                  stg.EMBED_INDEX: empty((rows, length), np.int64),
+                  stg.IS_TARGET: empty((rows, length, 1), np.bool_),
+                  stg.TARGET_MASK: runner.upload(np.ones((1, items * frames), bool)),
+                  stg.BASE: empty((rows, length, hidden), runner.embed_type)}
+        if self.noisy:
+            values[sg.NOISE] = empty((items, num_step, 8, frames), np.float32)
+            values[sg.TEMPERATURE] = empty((), np.float32)
+        ids = (-1, -1)
+        if self.session.capture and bound.captured:
+            first = self.session.next_graph_id
+            self.session.next_graph_id += 2
+            ids = (first, first + 1)
+        return _Slot(values=values, graph_ids=ids,
+                     tokens=(empty((items, 8, frames), np.int64),
+                             empty((items, 8, frames), np.int64)),
+                     steps=(empty((items,), np.int64), empty((items,), np.int64)))
+
+    def _bind(self, slot: _Slot, bound: Any) -> None:
+        session = self.graph.session
+        self._bindings, self._options = [], []
+        for turn in (0, 1):
+            binding = session.io_binding()
+            binding.bind_ortvalue_input(HIDDEN, bound.backbone_output)
+            for name, value in slot.values.items():
+                binding.bind_ortvalue_input(name, value)
+            binding.bind_ortvalue_input(sg.TOKENS, slot.tokens[turn])
+            binding.bind_ortvalue_input(sg.STEPS, slot.steps[turn])
+            binding.bind_ortvalue_output(sg.NEW_TOKENS, slot.tokens[1 - turn])
+            binding.bind_ortvalue_output(sg.NEW_STEPS, slot.steps[1 - turn])
+            binding.bind_ortvalue_output(stg.NEXT_EMBEDS, bound.backbone_input)
+            self._bindings.append(binding)
+            self._options.append(self._run_options(slot.graph_ids[turn]))
+
+    def _run_options(self, graph_id: int) -> Any:
+        if not self.session.capture:
+            return self.graph.run_options
+        from wyoming_omnivoice.engine.runtime.onnx_sessions import import_onnxruntime
+
+        options = import_onnxruntime().RunOptions()
+        options.add_run_config_entry("gpu_graph_id", str(graph_id))
+        return options
+
+    def evict(self) -> None:
+        """Another decode takes this one's slot: bring the tokens back (``on_evict``)."""
+        if self.on_evict is not None:
+            self.on_evict()
+        self._slot = None
+
+    # -- steps -----------------------------------------------------------------------------
+    def step(self, stats: Any = None) -> None:
+        """One step: the backbone, then the step session (nothing goes up or down)."""
+        stats = stats if stats is not None else DecodeStats()
+        slot, bound = self._slot, self._bound
+        if slot is None or slot.owner is not self:
+            raise RuntimeError("this decode's step buffers were taken by another")
         t0 = time.perf_counter()
-        self.graph.session.run_with_iobinding(self._bindings[self._turn])
+        if not bound.owns_buffers:  # another decode of this backbone shape ran since
+            self._refill()
+        bound.run_backbone()
+        t1 = time.perf_counter()
+        self._run(slot)
         self._turn = 1 - self._turn
-        self._bound.bind_ids(self._ids[self._turn])
-        if stats is not None:
-            stats.scoring_s += time.perf_counter() - t0
-            stats.steps += 1
+        stats.backbone_s += t1 - t0
+        stats.scoring_s += time.perf_counter() - t1
+
+    def _run(self, slot: _Slot) -> None:
+        session = self.graph.session
+        try:
+            session.run_with_iobinding(self._bindings[self._turn], self._options[self._turn])
+        except Exception as err:
+            if slot.graph_ids[self._turn] < 0:
+                raise DeviceLoopError(f"the {self.graph.label} session failed: {err}") \
+                    from err
+            from wyoming_omnivoice.engine.runtime.cuda_graphs import capture_failure_message
+
+            _LOGGER.warning("%s", capture_failure_message(
+                self.graph.label, err, "capture failed on its first run"))
+            slot.graph_ids = (-1, -1)
+            self._options = [self._run_options(-1)] * 2
+            try:
+                session.run_with_iobinding(self._bindings[self._turn],
+                                           self._options[self._turn])
+            except Exception as again:
+                raise DeviceLoopError(f"the {self.graph.label} session failed: {again}") \
+                    from again
+
+    def _refill(self) -> None:
+        """The backbone's input again from this decode's tokens (its shape's buffers were
+        used by another decode in between)."""
+        tokens = self.tokens()
+        assert self._batch is not None
+        self._batch.put_all(tokens)
+        self._bound.embed_grid(self._slot.values[stg.BASE])  # type: ignore[union-attr]
 
     def tokens(self) -> np.ndarray:
         """The current tokens ``[B, 8, T_max]``, copied to the host."""
-        # A CPU OrtValue's numpy() is a view of its buffer, which dies with this object.
-        result: np.ndarray = np.array(self._tokens[self._turn].numpy(), copy=True)
-        return result
+        if self._slot is None or self._batch is None:
+            raise RuntimeError("this decode's step buffers were taken by another")
+        # A CPU OrtValue's numpy() is a view of its buffer: copied before it changes.
+        padded = self._slot.tokens[self._turn].numpy()
+        return np.array(padded[:self._size, :, :self._batch.t_max], copy=True)
 
-
-def decode_on_device(decoder: Any, graph: Graph, items: list[DecodeItem],
-                     options: DecodeOptions) -> list[np.ndarray]:
-    """:meth:`.decoder.Decoder.decode` with the step loop on the device (IO binding; greedy
-    classes): the same codes, per item ``[8, T_i]``. ``graph``: :func:`selection_session`
-    for ``guided = options.guidance_scale != 0`` and ``noisy = position_temperature > 0``."""
-    if decoder.runner is None:
-        raise ValueError("the device step loop needs the IO-binding step runner")
-    if options.class_temperature > 0:
-        raise ValueError("class sampling runs on the host path (class_temperature > 0)")
-    started = time.perf_counter()
-    stats = DecodeStats()
-    prompts = [item.prompt for item in items]
-    layout = decoder.layout_for(prompts)
-    padded, pad_rows = decoder.shape_for(prompts, None, layout)
-    batch = Batch(prompts, layout, padded, pad_rows)
-    stats.layout, stats.grids = layout, [(g.rows, g.length) for g in batch.grids]
-    size, t_max, t_lens = len(items), batch.t_max, batch.t_lens
-    valid = np.arange(t_max)[None, :] < np.array(t_lens)[:, None]
-    tokens = np.where(np.broadcast_to(valid[:, None, :], (size, 8, t_max)), MASK_ID,
-                      0).astype(np.int64)
-    schedules = np.array([unmask_counts(8 * t, options.num_step, options.t_shift)
-                          for t in t_lens], dtype=np.int64).reshape(size, options.num_step)
-    penalty = (np.arange(8, dtype=np.float32)[:, None]
-               * np.float32(options.layer_penalty_factor))
-    guidance = np.array(options.guidance_scale, dtype=np.float32)
-    noisy = options.position_temperature > 0
-    noise = draw_position_noise([item.rng for item in items], schedules, t_lens, t_max) \
-        if noisy else None
-    bound = decoder.runner.prepare(batch, decoder.scorer, guidance, [PRED, CONF])
-    selection = DeviceSelection(graph)
-    t0 = time.perf_counter()
-    selection.prepare(bound, batch, tokens, guidance=float(guidance), penalty=penalty,
-                      position_temperature=options.position_temperature, noise=noise)
-    # The whole decode's noise goes up here, once: its size and the time of the uploads.
-    stats.extra["prepare_s"] = time.perf_counter() - t0
-    stats.extra["noise_mib"] = 0.0 if noise is None else noise.nbytes / 2**20
-    for step in range(options.num_step):
-        selection.step(schedules[:, step], np.full(size, step, dtype=np.int64), stats)
-    tokens = selection.tokens()
-    stats.total_s = time.perf_counter() - started
-    decoder.last_stats = stats
-    out = [np.ascontiguousarray(tokens[i, :, :t]) for i, t in enumerate(t_lens)]
-    if any(np.any(t == MASK_ID) for t in out):
-        raise RuntimeError("decode finished with MASK cells left; schedule bug")
-    return out
+    def release(self) -> None:
+        """This decode is done with its slot."""
+        if self._slot is not None and self._slot.owner is self:
+            self._slot.owner = None
+        self._slot = None

@@ -12,6 +12,8 @@ and its noise only on its own generator.
 
 A step that raises is run again item by item (a step is a pure function of the states, so
 running it twice draws nothing twice): only the items whose own step fails get the error.
+A step of the device loop (:mod:`.device_loop`) whose step session fails is run again on
+the host loop, which the engine keeps from then on.
 
 The opt-in prefix cache (``prefix_cache >= 2``, not exact) counts refreshes per batch, so a
 batch with the prefix cache is whole: items join only when none is active, and a cancelled
@@ -36,6 +38,8 @@ import numpy as np
 
 from wyoming_omnivoice.engine.constants import MASK_ID, NUM_CODEBOOKS
 from wyoming_omnivoice.engine.decoding.decode_types import DecodeOptions, DecodeStats
+from wyoming_omnivoice.engine.decoding.device_loop import DeviceLoop, tokens_of
+from wyoming_omnivoice.engine.decoding.device_selection import DeviceLoopError
 from wyoming_omnivoice.engine.decoding.schedule import unmask_counts
 from wyoming_omnivoice.engine.decoding.selection import (
     ItemNoise,
@@ -150,7 +154,7 @@ class Stepper:
     """The active decode states of one set of options, stepped together."""
 
     def __init__(self, decoder: StepSource, options: DecodeOptions,
-                 pad_to: int | None = None) -> None:
+                 pad_to: int | None = None, *, host_only: bool = False) -> None:
         self.decoder, self.options, self.pad_to = decoder, options, pad_to
         self.active: list[DecodeState] = []
         self.stats: DecodeStats = DecodeStats()
@@ -161,13 +165,18 @@ class Stepper:
         self.penalty = (np.arange(NUM_CODEBOOKS, dtype=np.float32)[:, None]
                         * np.float32(options.layer_penalty_factor))
         self.whole = options.prefix_cache >= 2
+        #: Steps on the host loop even when the engine has the device loop (its check).
+        self.host_only = host_only
         self._built: tuple[list[DecodeState], Batch, Any] | None = None
-        #: The step loop on the device (greedy classes, IO binding, no prefix cache): the
-        #: states it holds and their :class:`.device_selection.DeviceSelection`; their
-        #: host tokens are brought back (:meth:`_sync`) when the set changes or one ends.
-        self.on_device = (decoder.selection_graph is not None and not self.sampling
-                          and not self.whole)
-        self._device: tuple[list[DecodeState], Any] | None = None
+        #: The states held on the device and their step session (:mod:`.device_loop`).
+        self.device = DeviceLoop(self)
+
+    @property
+    def on_device(self) -> bool:
+        """Steps run on the device loop: the engine has one (greedy classes, IO binding,
+        no prefix cache) and this stepper may use it."""
+        return (self.decoder.selection_graph is not None and not self.sampling
+                and not self.whole and not self.host_only)
 
     @property
     def joinable(self) -> bool:
@@ -205,15 +214,17 @@ class Stepper:
         states = list(self.active)
         if not states:
             return []
+        if self.device.held is not None and not self.on_device:
+            self.device.sync()  # the engine left the device loop since the last step
         interrupt = None if self.on_device or self.options.prefix_cache >= 2 \
             else _background_interrupt()
         try:
             with arm(interrupt):
-                self._advance(states)
+                self._advance_or_host(states)
         except Interrupted:
             return []  # nothing changed: the step runs again after the step boundary
         except Exception as err:
-            self._sync()
+            self.device.sync()
             states = [s for s in states if s.error is None]
             self._built = None
             if len(states) == 1:
@@ -221,7 +232,7 @@ class Stepper:
             else:
                 for state in states:
                     try:
-                        self._advance([state])
+                        self._advance_or_host([state])
                     except Exception as item_err:
                         state.error = item_err
                 self._built = None
@@ -233,6 +244,14 @@ class Stepper:
             ended += self.active
             self.active = []
         return [s for s in ended if not s.cancelled]
+
+    def _advance_or_host(self, states: list[DecodeState]) -> None:
+        """:meth:`_advance`; when the device loop fails, the same step on the host loop."""
+        try:
+            self._advance(states)
+        except DeviceLoopError as err:
+            self.device.fail(err)
+            self._advance(states)
 
     # -- inside --------------------------------------------------------------------------
     def _check_fits(self, prompts: list[Prompt]) -> None:
@@ -251,7 +270,8 @@ class Stepper:
                              f"{limit} the backbone supports; shorten the text or the "
                              "voice reference")
 
-    def _batch(self, states: list[DecodeState]) -> tuple[Batch, Any]:
+    def batch(self, states: list[DecodeState]) -> tuple[Batch, Any]:
+        """The batch of ``states`` and its step runner (built once per set of states)."""
         built = self._built
         if built is not None and built[0] == states:
             return built[1], built[2]
@@ -265,26 +285,19 @@ class Stepper:
             self.stats.layout = layout
             self.stats.grids = [(grid.rows, grid.length) for grid in batch.grids]
         if any(s.step for s in states):
-            batch.put_all(self._tokens(states, batch.t_max))
+            batch.put_all(tokens_of(states, batch.t_max))
         runner = decoder.prepare_step(batch, self.scorer, self.guidance, self.want,
                                       self.options.prefix_cache)
         self._built = (list(states), batch, runner)
         return batch, runner
 
-    @staticmethod
-    def _tokens(states: list[DecodeState], t_max: int) -> np.ndarray:
-        tokens = np.zeros((len(states), NUM_CODEBOOKS, t_max), dtype=np.int64)
-        for i, state in enumerate(states):
-            tokens[i, :, :state.num_target] = state.tokens
-        return tokens
-
     def _advance(self, states: list[DecodeState]) -> None:
         """One forward over ``states`` and one selection step each (nothing is changed
         when the forward raises)."""
         if self.on_device:
-            self._advance_on_device(states)
+            self.device.advance(states)
             return
-        batch, runner = self._batch(states)
+        batch, runner = self.batch(states)
         results = runner.run(self.stats)
         t_max = batch.t_max
         pred, conf = results[0], results[1]
@@ -309,70 +322,13 @@ class Stepper:
             position = state.noise.position[state.step]
             if noise is not None and position is not None:
                 noise[i, :, :t_len] = position
-        tokens = choose_cells(self._tokens(states, t_max), pred, conf, counts, noise,
+        tokens = choose_cells(tokens_of(states, t_max), pred, conf, counts, noise,
                               self.penalty, float(self.options.position_temperature))
         for i, state in enumerate(states):
             if not state.done:
                 state.tokens = tokens[i, :, :state.num_target].copy()
                 state.step += 1
         batch.put_all(tokens)
-
-    def _advance_on_device(self, states: list[DecodeState]) -> None:
-        """One step with scoring, selection and the token update on the device: only the
-        counts and step indices go up; tokens come down when the set of states changes."""
-        held = self._device
-        if held is None or held[0] != states:
-            self._sync()
-            from wyoming_omnivoice.engine.decoding.device_selection import DeviceSelection
-
-            batch, runner = self._batch(states)
-            noisy = self.options.position_temperature > 0
-            make_graph = self.decoder.selection_graph
-            if make_graph is None:
-                raise RuntimeError("the engine has no device selection session")
-            graph = make_graph(guided=self.options.guidance_scale != 0, noisy=noisy)
-            selection = DeviceSelection(graph)
-            selection.prepare(runner, batch, self._tokens(states, batch.t_max),
-                              guidance=float(self.guidance), penalty=self.penalty,
-                              position_temperature=float(self.options.position_temperature),
-                              noise=self._all_noise(states, batch.t_max) if noisy else None)
-            held = self._device = (list(states), selection)
-        last = len(states[0].counts) - 1
-        counts = np.array([0 if s.done else s.counts[s.step] for s in states], np.int64)
-        steps = np.array([min(s.step, last) for s in states], np.int64)
-        held[1].step(counts, steps, self.stats)
-        for state in states:
-            if not state.done:
-                state.step += 1
-        if any(s.done for s in states):
-            self._sync()
-
-    def _sync(self) -> None:
-        """Bring the device's tokens back into the states it holds, and let it go (a state
-        whose tokens cannot be read fails)."""
-        held, self._device = self._device, None
-        if held is None:
-            return
-        try:
-            tokens = held[1].tokens()
-        except Exception as err:
-            for state in held[0]:
-                state.error = state.error or err
-            return
-        for i, state in enumerate(held[0]):
-            state.tokens = tokens[i, :, :state.num_target].copy()
-
-    @staticmethod
-    def _all_noise(states: list[DecodeState], t_max: int) -> np.ndarray:
-        """Every state's Gumbel noise for all its steps, ``[B, S, 8, T_max]`` (zeros where
-        it unmasks nothing), uploaded once per set of states."""
-        steps = len(states[0].counts)
-        noise = np.zeros((len(states), steps, NUM_CODEBOOKS, t_max), dtype=np.float32)
-        for i, state in enumerate(states):
-            for step, position in enumerate(state.noise.position):
-                if position is not None:
-                    noise[i, step, :, :state.num_target] = position
-        return noise
 
 
 def run_to_end(stepper: Stepper, on_done: Callable[[DecodeState], None] | None = None

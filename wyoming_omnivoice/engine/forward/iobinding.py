@@ -100,7 +100,8 @@ class StepRunner:
         self.cuda_graph = cuda_graph and self.device == "cuda"
         self.buckets = frozenset(buckets)
         self.capture_positions = capture_positions
-        self._embed_type = embeddings.outputs["inputs_embeds"].dtype
+        #: The numpy type of the embeddings' output (the device step loop's base too).
+        self.embed_type = self._embed_type = embeddings.outputs["inputs_embeds"].dtype
         self._backbone_in = backbone.inputs["inputs_embeds"].dtype
         self._hidden_type = backbone.outputs["hidden_states"].dtype
         self._embed_caster = (
@@ -130,6 +131,12 @@ class StepRunner:
     def upload(self, array: np.ndarray) -> Any:
         """``array`` copied into a new OrtValue on the session device."""
         return self._upload(array)
+
+    def cast_embeds_session(self) -> Any:
+        """The session casting the embeddings to the backbone's input type."""
+        if self._embed_caster is None:
+            raise ValueError("the embeddings are already in the backbone's input type")
+        return self._embed_caster.session
 
     def captures(self, rows: int, length: int) -> bool:
         """Whether a ``rows x length`` shape gets a CUDA graph (with graphs on): a bucket
@@ -180,7 +187,7 @@ class BoundStep:
 
     backbone_options: Any
 
-    def _run_backbone(self) -> None:
+    def run_backbone(self) -> None:
         """The backbone on the bound buffers; a CUDA graph capture that fails at run time
         is logged with its reason and this shape runs without a graph from then on."""
         runner = self.runner
@@ -210,7 +217,7 @@ class BoundStep:
         (self.grid,) = batch.grids
         buf = runner.buffers(self.grid.rows, self.grid.length)
         self.buf = buf
-        self._take_buffers()
+        self.take_buffers()
 
         #: With the text table on the host: the target cells and their ids ``[1, 8, P]``
         #: on the device (the only ids that change), else None.
@@ -271,7 +278,9 @@ class BoundStep:
         for name in want:
             self.score_binding.bind_output(name, "cpu")
 
-    def _take_buffers(self) -> None:
+    def take_buffers(self) -> None:
+        """Upload this decode's masks into the shape's buffers (shared by every decode of
+        the shape: :attr:`owns_buffers` says whether another has used them since)."""
         self.buf.audio_mask.update_inplace(np.ascontiguousarray(self.grid.audio_mask))
         self.buf.attention_mask.update_inplace(np.ascontiguousarray(self.grid.mask))
         self.buf.owner = self
@@ -328,13 +337,64 @@ class BoundStep:
         runner = self.runner
         t0 = time.perf_counter()
         if self.buf.owner is not self:
-            self._take_buffers()
+            self.take_buffers()
         self.embed_session.run_with_iobinding(self.embed_binding)
         if self.cast_in is not None:
             runner._embed_caster.session.run_with_iobinding(self.cast_in)  # type: ignore[union-attr]
         t1 = time.perf_counter()
-        self._run_backbone()
+        self.run_backbone()
         if self.cast_out is not None:
             runner._hidden_caster.session.run_with_iobinding(self.cast_out)  # type: ignore[union-attr]
         stats.embed_s += t1 - t0
         stats.backbone_s += time.perf_counter() - t1
+
+    # -- the step loop on the device (:mod:`.decoding.device_selection`) -------------------
+    @property
+    def owns_buffers(self) -> bool:
+        """No other decode of this shape used the shared buffers since this one did."""
+        return self.buf.owner is self
+
+    @property
+    def captured(self) -> bool:
+        """This shape's backbone runs as a CUDA graph (its buffers keep their addresses)."""
+        return self.buf.graph_id >= 0
+
+    @property
+    def backbone_input(self) -> Any:
+        """The backbone's input buffer (in its input type)."""
+        return self.buf.embeds_cast if self.buf.embeds_cast is not None else self.buf.embeds
+
+    @property
+    def backbone_output(self) -> Any:
+        """The backbone's output buffer (in its output type, before any cast)."""
+        return self.buf.hidden
+
+    def embed_grid(self, base: Any) -> None:
+        """The current grid (``grid.ids``, uploaded here) embedded whole into ``base`` (the
+        embeddings' type) and into the backbone's input buffer: with the text table on the
+        host, by the host session and uploaded."""
+        runner = self.runner
+        if not self.owns_buffers:
+            self.take_buffers()
+        grid = self.grid
+        if self.target_ids is not None:
+            (host,) = runner.embeddings.session.run(
+                ["inputs_embeds"], {"input_ids": grid.ids, "audio_mask": grid.audio_mask},
+                runner.embeddings.run_options)
+            base.update_inplace(np.ascontiguousarray(host))
+            if self.cast_in is None:
+                self.buf.embeds.update_inplace(np.ascontiguousarray(host))
+        else:
+            self.buf.ids.update_inplace(grid.ids)
+            for target in (base, *(() if self.cast_in is not None else (self.buf.embeds,))):
+                binding = runner.embeddings.session.io_binding()
+                binding.bind_ortvalue_input("input_ids", self.buf.ids)
+                binding.bind_ortvalue_input("audio_mask", self.buf.audio_mask)
+                binding.bind_ortvalue_output("inputs_embeds", target)
+                runner.embeddings.session.run_with_iobinding(binding)
+        if self.cast_in is not None:
+            cast = runner.cast_embeds_session()
+            binding = cast.io_binding()
+            binding.bind_ortvalue_input("x", base)
+            binding.bind_ortvalue_output("y", self.buf.embeds_cast)
+            cast.run_with_iobinding(binding)

@@ -170,21 +170,10 @@ class Batch:
         return (np.concatenate([rows for rows, _ in found]),
                 np.concatenate([cols for _, cols in found]))
 
-    def flat_cells(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(src, dst)`` int64: every target cell of every copy as a flat index into the
-        tokens ``[B, 8, T_max]`` and into its grid's ids ``[rows, 8, length]`` (one-grid
-        layouts; :meth:`put_all` as a gather and a scatter, for the device selection)."""
-        if len(self.grids) != 1:
-            raise ValueError("flat cells address one grid; this batch has "
-                             f"{len(self.grids)}")
-        item, frame = self._src
-        books = np.arange(NUM_CODEBOOKS)[None, :]
-        src = (item[:, None] * NUM_CODEBOOKS + books) * self.t_max + frame[:, None]
-        length = self.grids[0].length
-        dst = [(rows[:, None] * NUM_CODEBOOKS + books) * length + cols[:, None]
-               for _, rows, cols in self._dst]
-        return (np.concatenate([src.reshape(-1)] * len(dst)).astype(np.int64),
-                np.concatenate([d.reshape(-1) for d in dst]).astype(np.int64))
+    def target_slots(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(item, frame)`` of every valid target cell, in the order of each copy's cells
+        in :meth:`target_cells`."""
+        return self._src
 
     def put_all(self, tokens: np.ndarray) -> None:
         """Write the batch's current tokens ``[B, 8, T_max]`` into both copies."""

@@ -1,27 +1,29 @@
 """The per-step selection of the decode as an ONNX graph (built with ``onnx.helper``).
 
-It is the device twin of the host ``choose_cells`` (the contract between the ``sched``
-and ``devstep`` branches): from the scorer's ``pred_tokens``/``confidence`` ``[B, 8, T]``,
-the current tokens and this step's per-item counts it computes
+It is the device twin of the host ``choose_cells`` (:mod:`.decoding.selection`): from the
+scorer's ``pred_tokens``/``confidence`` ``[B, 8, T]``, the current tokens, each item's
+schedule ``[B, S + 1]`` (cells unmasked per step; a last column of zeros) and each item's
+step index ``[B]`` it computes
 
-1. ``scores = (confidence - penalty) / position_temperature + noise`` (float32, the host's
+1. ``count`` = the item's schedule at its own step (gathered on the device: per step
+   nothing goes up from the host);
+2. ``scores = (confidence - penalty) / position_temperature + noise`` (float32, the host's
    order of operations; the deterministic variant, position temperature 0, has neither
    the division nor the noise), where ``noise`` is this step's Gumbel noise of each item,
-   gathered on the device from the whole decode's noise ``[B, S, 8, T]`` by the item's
-   step index;
-2. ``-inf`` where a cell is no longer MASK;
-3. per item the ``count`` best cells of the flat ``[8 * T]`` grid with numpy's stable
-   argsort order: ``v`` = the ``count``-th largest score (``TopK`` is used for its values
-   only, so its tie order does not matter), then every cell with ``score > v`` and the
-   lowest-index cells with ``score == v`` (a ``CumSum`` over the ties) up to ``count``;
-4. ``new_tokens = where(chosen, pred, tokens)``, and the new tokens scattered into the
-   embeddings graph's input grid (``grid_ids [R, 8, L]``: flat cell indices of both
-   copies, conditional and unconditional, given by the caller), so the next step's
-   embeddings read them on the device.
+   gathered from the whole decode's noise ``[B, S, 8, T]`` by the item's step;
+3. ``-inf`` where a cell is no longer MASK;
+4. per item the ``count`` best cells of the flat ``[8 * T]`` grid with numpy's stable
+   argsort order: a full sort of the row (``TopK`` over every cell: its K is the row's
+   size, a shape the CPU provider knows without reading the device), ``v`` = the
+   ``count``-th value, then every cell with ``score > v`` and the lowest-index cells with
+   ``score == v`` (a ``CumSum`` over the ties) up to ``count``;
+5. ``new_tokens = where(chosen, pred, tokens)`` and ``new_steps = steps + 1``.
 
-:func:`compose_scoring_selection` appends this graph to a scoring graph
-(:mod:`.scoring`), so one session goes from the backbone's hidden states to the next
-step's grid.
+Nothing in it reads a device value on the host (an earlier version took TopK's K from a
+``ReduceMax`` of the counts: a device-to-host copy and a sync in every step, and no CUDA
+graph). :mod:`.step_graph` puts it between the scoring graph and the embeddings of the
+new tokens, so one session goes from the backbone's hidden states to the next step's
+backbone input.
 """
 
 from __future__ import annotations
@@ -38,23 +40,17 @@ if TYPE_CHECKING:
 PRED = "pred_tokens"
 CONF = "confidence"
 TOKENS = "tokens"
-COUNTS = "counts"
+SCHEDULE = "schedule"
 PENALTY = "penalty"
 NOISE = "noise"
 STEPS = "steps"
 TEMPERATURE = "position_temperature"
-GRID_IDS = "grid_ids"
-SRC_CELLS = "src_cells"
-DST_CELLS = "dst_cells"
 NEW_TOKENS = "new_tokens"
-NEW_GRID_IDS = "new_grid_ids"
-#: The new tokens of the target cells as ``[1, 8, P]`` (:mod:`.target_embeddings`).
-NEW_TARGET_IDS = "new_target_ids"
+NEW_STEPS = "new_steps"
 _P = "select/"
 
 
-def selection_nodes(*, noisy: bool, opset: int) -> tuple[list[onnx.NodeProto],
-                                                        list[onnx.TensorProto]]:
+def selection_nodes(*, noisy: bool) -> tuple[list[onnx.NodeProto], list[onnx.TensorProto]]:
     """The selection's nodes and constants (internal names prefixed ``select/``)."""
     from onnx import TensorProto, helper, numpy_helper
 
@@ -65,21 +61,24 @@ def selection_nodes(*, noisy: bool, opset: int) -> tuple[list[onnx.NodeProto],
         numpy_helper.from_array(np.array(MASK_ID, dtype=np.int64), name("mask_id")),
         numpy_helper.from_array(np.array(-np.inf, dtype=np.float32), name("neg_inf")),
         numpy_helper.from_array(np.array([0, -1], dtype=np.int64), name("rows_shape")),
-        numpy_helper.from_array(np.array([-1], dtype=np.int64), name("flat_shape")),
+        numpy_helper.from_array(np.array([0, 8, -1], dtype=np.int64), name("tokens_shape")),
         numpy_helper.from_array(np.array([1], dtype=np.int64), name("axis1")),
-        numpy_helper.from_array(np.array([0], dtype=np.int64), name("axis0")),
-        numpy_helper.from_array(np.array([-1, 8], dtype=np.int64), name("cells_by_book")),
         numpy_helper.from_array(np.array([1], dtype=np.int64), name("one_1d")),
+        numpy_helper.from_array(np.array([2], dtype=np.int64), name("two_1d")),
         numpy_helper.from_array(np.array(1, dtype=np.int64), name("one")),
         numpy_helper.from_array(np.array(0, dtype=np.int64), name("zero")),
     ]
     node = helper.make_node
-    nodes = [node("Sub", [CONF, PENALTY], [name("penalised")])]
+    nodes = [
+        node("Unsqueeze", [STEPS, name("axis1")], [name("step_index")]),  # [B, 1]
+        node("GatherElements", [SCHEDULE, name("step_index")], [name("count")], axis=1),
+        node("Add", [STEPS, name("one")], [NEW_STEPS]),
+        node("Sub", [CONF, PENALTY], [name("penalised")]),
+    ]
     scores = name("penalised")
     if noisy:
         nodes += [
             node("Div", [scores, TEMPERATURE], [name("tempered")]),
-            node("Unsqueeze", [STEPS, name("axis1")], [name("step_index")]),
             node("GatherND", [NOISE, name("step_index")], [name("step_noise")], batch_dims=1),
             node("Add", [name("tempered"), name("step_noise")], [name("noisy")]),
         ]
@@ -88,15 +87,9 @@ def selection_nodes(*, noisy: bool, opset: int) -> tuple[list[onnx.NodeProto],
         node("Equal", [TOKENS, name("mask_id")], [name("is_mask")]),
         node("Where", [name("is_mask"), scores, name("neg_inf")], [name("scores")]),
         node("Reshape", [name("scores"), name("rows_shape")], [name("flat")]),
-        node("Unsqueeze", [COUNTS, name("axis1")], [name("count")]),  # [B, 1]
-    ]
-    # k = max(1, max count): TopK's values, sorted, give the count-th largest per row.
-    if opset >= 18:
-        nodes.append(node("ReduceMax", [COUNTS], [name("max_count")], keepdims=1))
-    else:
-        nodes.append(node("ReduceMax", [COUNTS], [name("max_count")], keepdims=1, axes=[0]))
-    nodes += [
-        node("Max", [name("max_count"), name("one_1d")], [name("k")]),
+        # A full sort: K is the row's size, known from the shape alone.
+        node("Shape", [name("flat")], [name("flat_dims")]),
+        node("Slice", [name("flat_dims"), name("one_1d"), name("two_1d")], [name("k")]),
         node("TopK", [name("flat"), name("k")], [name("top"), name("top_index")],
              axis=1, largest=1, sorted=1),
         node("Sub", [name("count"), name("one")], [name("kth")]),  # -1 for a count of 0
@@ -113,21 +106,8 @@ def selection_nodes(*, noisy: bool, opset: int) -> tuple[list[onnx.NodeProto],
         node("Or", [name("above"), name("tie_taken")], [name("best")]),
         node("Greater", [name("count"), name("zero")], [name("active")]),
         node("And", [name("best"), name("active")], [name("chosen_flat")]),
-        node("Shape", [TOKENS], [name("tokens_shape")]),
         node("Reshape", [name("chosen_flat"), name("tokens_shape")], [name("chosen")]),
         node("Where", [name("chosen"), PRED, TOKENS], [NEW_TOKENS]),
-        # Scatter the new tokens into both copies of the embeddings' grid.
-        node("Reshape", [NEW_TOKENS, name("flat_shape")], [name("tokens_flat")]),
-        node("Gather", [name("tokens_flat"), SRC_CELLS], [name("updates")], axis=0),
-        node("Reshape", [GRID_IDS, name("flat_shape")], [name("ids_flat")]),
-        node("Unsqueeze", [DST_CELLS, name("axis1")], [name("dst_index")]),
-        node("ScatterND", [name("ids_flat"), name("dst_index"), name("updates")],
-             [name("new_ids_flat")]),
-        node("Reshape", [name("updates"), name("cells_by_book")], [name("cells_8")]),
-        node("Transpose", [name("cells_8")], [name("books_cells")], perm=[1, 0]),
-        node("Unsqueeze", [name("books_cells"), name("axis0")], [NEW_TARGET_IDS]),
-        node("Shape", [GRID_IDS], [name("grid_shape")]),
-        node("Reshape", [name("new_ids_flat"), name("grid_shape")], [NEW_GRID_IDS]),
     ]
     return nodes, inits
 
@@ -146,18 +126,14 @@ def selection_io(*, noisy: bool, with_scores: bool) -> tuple[list[onnx.ValueInfo
         inputs += [tensor(PRED, TensorProto.INT64, ["B", 8, "T"]),
                    tensor(CONF, TensorProto.FLOAT, ["B", 8, "T"])]
     inputs += [tensor(TOKENS, TensorProto.INT64, ["B", 8, "T"]),
-               tensor(COUNTS, TensorProto.INT64, ["B"]),
-               tensor(PENALTY, TensorProto.FLOAT, [8, 1]),
-               tensor(GRID_IDS, TensorProto.INT64, ["R", 8, "L"]),
-               tensor(SRC_CELLS, TensorProto.INT64, ["P"]),
-               tensor(DST_CELLS, TensorProto.INT64, ["P"])]
+               tensor(SCHEDULE, TensorProto.INT64, ["B", "S1"]),
+               tensor(STEPS, TensorProto.INT64, ["B"]),
+               tensor(PENALTY, TensorProto.FLOAT, [8, 1])]
     if noisy:
         inputs += [tensor(NOISE, TensorProto.FLOAT, ["B", "S", 8, "T"]),
-                   tensor(STEPS, TensorProto.INT64, ["B"]),
                    tensor(TEMPERATURE, TensorProto.FLOAT, [])]
     outputs = [tensor(NEW_TOKENS, TensorProto.INT64, ["B", 8, "T"]),
-               tensor(NEW_GRID_IDS, TensorProto.INT64, ["R", 8, "L"]),
-               tensor(NEW_TARGET_IDS, TensorProto.INT64, [1, 8, "Q"])]
+               tensor(NEW_STEPS, TensorProto.INT64, ["B"])]
     return inputs, outputs
 
 
@@ -165,33 +141,11 @@ def build_selection_model(*, noisy: bool, opset: int = 18) -> bytes:
     """The selection alone (inputs ``pred_tokens`` and ``confidence``), serialized."""
     from onnx import helper
 
-    nodes, inits = selection_nodes(noisy=noisy, opset=opset)
+    nodes, inits = selection_nodes(noisy=noisy)
     inputs, outputs = selection_io(noisy=noisy, with_scores=True)
     graph = helper.make_graph(nodes, "omnivoice_selection", inputs, outputs,
                               initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="wyoming-omnivoice")
     model.ir_version = 8
-    return bytes(model.SerializeToString())
-
-
-def compose_scoring_selection(scoring: bytes, *, noisy: bool) -> bytes:
-    """A scoring graph (:func:`.scoring.build_scoring_model`, greedy classes) followed by
-    the selection: hidden states in, ``new_tokens`` and ``new_grid_ids`` out (the scorer's
-    ``pred_tokens``/``confidence`` stay inside, never leave the device)."""
-    import onnx
-
-    model = onnx.ModelProto.FromString(scoring)
-    graph = model.graph
-    opset = max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
-    produced = {out for n in graph.node for out in n.output}
-    if PRED not in produced or CONF not in produced:
-        raise ValueError("the scoring graph has no pred_tokens/confidence to select from")
-    nodes, inits = selection_nodes(noisy=noisy, opset=opset)
-    inputs, outputs = selection_io(noisy=noisy, with_scores=False)
-    graph.node.extend(nodes)
-    graph.initializer.extend(inits)
-    graph.input.extend(inputs)
-    del graph.output[:]
-    graph.output.extend(outputs)
     return bytes(model.SerializeToString())

@@ -124,10 +124,11 @@ def repeat_kv_columns(weight: np.ndarray, head_dim: int, repeat: int) -> np.ndar
 
 
 def build_fused(model: onnx.ModelProto, source_dir: Path, target: Path,
-                dtype: str = "fp32") -> dict[str, Any]:
+                dtype: str = "fp32", keep: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Write the fused backbone of the rewritten ``model`` (external weights in
     ``source_dir``) to ``target`` (weights beside it in ``<name>.data``); returns what the
-    preparation records. ``dtype``: ``fp32`` or ``fp16``."""
+    preparation records. ``dtype``: ``fp32`` or ``fp16``; ``keep``: the products left
+    float32 in an fp16 graph (``l<index>.<product>``, :mod:`.fused_calibrate`)."""
     if dtype not in ("fp32", "fp16"):
         raise ValueError(f"dtype must be fp32 or fp16, not {dtype!r}")
     layout = read_layout(model)
@@ -136,7 +137,8 @@ def build_fused(model: onnx.ModelProto, source_dir: Path, target: Path,
     try:
         with progress(PREPARE, f"Preparing the {dtype}-fused backbone", len(layout.layers),
                       unit="layers", logger=_LOGGER) as work:
-            nodes = _emit(layout, _Reader(model, source_dir), writer, elem, work.advance)
+            nodes = _emit(layout, _Reader(model, source_dir), writer, elem, keep,
+                          work.advance)
     finally:
         writer.close()
     graph = helper.make_graph(
@@ -153,16 +155,17 @@ def build_fused(model: onnx.ModelProto, source_dir: Path, target: Path,
     _LOGGER.info("Fused backbone: %d layers, %d nodes (%s)", len(layout.layers), len(nodes),
                  ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return {"fused_nodes": len(nodes), "fused_ops": counts, "layers": len(layout.layers),
-            "heads": layout.heads, "kv_heads": layout.kv_heads, "head_dim": layout.head_dim}
+            "heads": layout.heads, "kv_heads": layout.kv_heads, "head_dim": layout.head_dim,
+            "kept_fp32": sorted(keep)}
 
 
-def build_probed(model: onnx.ModelProto, source_dir: Path, variant: str, target: Path
-                 ) -> dict[str, Any]:
+def build_probed(model: onnx.ModelProto, source_dir: Path, variant: str, target: Path,
+                 keep: frozenset[str] = frozenset()) -> dict[str, Any]:
     """:func:`build_fused` for a variant name (``fp32-fused``, ``fp16-fused``), then the
     bidirectionality probe on the fused graph (CPU provider, weights not prepacked).
     onnxruntime 1.32's CPU provider runs both dtypes; one without a float16 kernel for a
     fused op skips the fp16 graph's probe (the source's first block is probed before)."""
-    info = build_fused(model, source_dir, target, variant.split("-")[0])
+    info = build_fused(model, source_dir, target, variant.split("-")[0], keep)
     try:
         graph = Graph(target, choose_providers("cpu"), external_data_dir=target.parent,
                       prepack=False)
@@ -186,8 +189,10 @@ def _io(model: onnx.ModelProto, name: str) -> onnx.ValueInfoProto:
 
 
 def _emit(layout: BackboneLayout, read: _Reader, out: _Writer, elem: int,
+          keep: frozenset[str] = frozenset(),
           layer_done: Callable[[], None] = lambda: None) -> list[onnx.NodeProto]:
     half = elem == TensorProto.FLOAT16
+    wide: set[str] = set()  # float32 outputs of products kept float32 (fp16 graph)
     nodes: list[onnx.NodeProto] = []
     heads, head_dim = layout.heads, layout.head_dim
     repeat = heads // layout.kv_heads
@@ -202,10 +207,23 @@ def _emit(layout: BackboneLayout, read: _Reader, out: _Writer, elem: int,
         return node("Cast", [name], [f"{name}_as{to}"], f"{name}_cast{to}", to=to)[0]
 
     def fp32(name: str) -> str:
-        return cast(name, TensorProto.FLOAT) if half else name
+        return cast(name, TensorProto.FLOAT) if half and name not in wide else name
 
     def compute(name: str) -> str:
         return cast(name, TensorProto.FLOAT16) if half else name
+
+    def product(name: str, x: str, weight: np.ndarray, *, fp32_in: str | None = None,
+                to_t: bool = True) -> str:
+        """``x @ weight`` as MatMul ``name``; kept float32 (``keep``): the float32 input
+        (``fp32_in``, else ``x`` cast up), a float32 weight, the output cast back to ``T``
+        when ``to_t`` (else left float32 for a float32 reader)."""
+        if not half or name not in keep:
+            w = out.add(name, weight)
+            return node("MatMul", [x, w], [f"{name}_out"], name)[0]
+        w = out.add(name, weight.astype(np.float32), keep_type=True)
+        result = node("MatMul", [fp32_in or fp32(x), w], [f"{name}_out"], name)[0]
+        wide.add(result)
+        return compute(result) if to_t else result
 
     # Shared: the attention bias, the rotary caches and positions, the constant shapes.
     zero = out.add("mask_keep", np.zeros((), np.float32))
@@ -225,6 +243,7 @@ def _emit(layout: BackboneLayout, read: _Reader, out: _Writer, elem: int,
 
     eps = layout.eps
     mlp_out = ""
+    wide_bias: list[str] = []
     residual = "inputs_embeds"
     for index, layer in enumerate(layout.layers):
         p = f"l{index}"
@@ -235,10 +254,9 @@ def _emit(layout: BackboneLayout, read: _Reader, out: _Writer, elem: int,
         else:
             normed, residual = _skip_norm(node, fp32(mlp_out), residual, gamma, p, "input",
                                           eps)
-        qkv_w = out.add(f"{p}.qkv", np.concatenate(
+        qkv = product(f"{p}.qkv", compute(normed), np.concatenate(
             [read(layer.q), repeat_kv_columns(read(layer.k), head_dim, repeat),
-             repeat_kv_columns(read(layer.v), head_dim, repeat)], axis=1))
-        qkv = node("MatMul", [compute(normed), qkv_w], [f"{p}.qkv_out"], f"{p}.qkv")[0]
+             repeat_kv_columns(read(layer.v), head_dim, repeat)], axis=1), fp32_in=normed)
         q, k, v = node("Split", [qkv], [f"{p}.q", f"{p}.k", f"{p}.v"], f"{p}.split_qkv",
                        axis=-1, num_outputs=3)
         rotated = []
@@ -254,23 +272,30 @@ def _emit(layout: BackboneLayout, read: _Reader, out: _Writer, elem: int,
             rotated.append(node("RotaryEmbedding", [flat, position, cos_cache, sin_cache],
                                 [f"{part}_rotary"], f"{part}_rotary", interleaved=0,
                                 num_heads=heads)[0])
-        attended = node("MultiHeadAttention", [rotated[0], rotated[1], v, "", "", bias],
-                        [f"{p}.attention"], f"{p}.attention", num_heads=heads,
-                        scale=layout.scale)[0]
-        o_w = out.add(f"{p}.o", read(layer.o))
-        attn_out = node("MatMul", [attended, o_w], [f"{p}.o_out"], f"{p}.o")[0]
+        if half and f"{p}.attention" in keep:  # float32 attention, float32 bias
+            if not wide_bias:
+                wide_bias.append(node("Where", ["attention_mask", zero, out.add(
+                    "mask_drop_fp32", np.array(MASK_BIAS[TensorProto.FLOAT], np.float32),
+                    keep_type=True)], ["attention_bias_fp32"], "attention_bias_fp32")[0])
+            attended = compute(node(
+                "MultiHeadAttention", [fp32(rotated[0]), fp32(rotated[1]), fp32(v), "", "",
+                                       wide_bias[0]], [f"{p}.attention"], f"{p}.attention",
+                num_heads=heads, scale=layout.scale)[0])
+        else:
+            attended = node("MultiHeadAttention", [rotated[0], rotated[1], v, "", "", bias],
+                            [f"{p}.attention"], f"{p}.attention", num_heads=heads,
+                            scale=layout.scale)[0]
+        attn_out = product(f"{p}.o", attended, read(layer.o), to_t=False)
         gamma = out.add(f"{p}.post_norm", read(layer.post_norm), keep_type=True)
         normed, residual = _skip_norm(node, fp32(attn_out), residual, gamma, p, "post", eps)
-        gu_w = out.add(f"{p}.gate_up", np.concatenate([read(layer.gate), read(layer.up)],
-                                                       axis=1))
-        gate_up = node("MatMul", [compute(normed), gu_w], [f"{p}.gate_up_out"],
-                       f"{p}.gate_up")[0]
+        gate_up = product(f"{p}.gate_up", compute(normed),
+                          np.concatenate([read(layer.gate), read(layer.up)], axis=1),
+                          fp32_in=normed)
         gate, up = node("Split", [gate_up], [f"{p}.gate", f"{p}.up"], f"{p}.split_gate_up",
                         axis=-1, num_outputs=2)
         silu = node("QuickGelu", [gate], [f"{p}.silu"], f"{p}.silu", alpha=1.0)[0]
         gated = node("Mul", [silu, up], [f"{p}.gated"], f"{p}.gated")[0]
-        down_w = out.add(f"{p}.down", read(layer.down))
-        mlp_out = node("MatMul", [gated, down_w], [f"{p}.down_out"], f"{p}.down")[0]
+        mlp_out = product(f"{p}.down", gated, read(layer.down), to_t=False)
         layer_done()
     gamma = out.add("final_norm", read(layout.final_norm), keep_type=True)
     node("SkipSimplifiedLayerNormalization", [fp32(mlp_out), residual, gamma],

@@ -214,9 +214,16 @@ def _build(paths: ModelPaths | Path, source: Path, variant: str, out: Path) -> d
         return info
     if variant in FUSED:
         from wyoming_omnivoice.engine.offline.fused_backbone import LayoutNotFound, build_probed
+        from wyoming_omnivoice.engine.offline.fused_calibrate import calibrate_fused
+        from wyoming_omnivoice.engine.offline.fused_layout import read_layout
 
+        keep: frozenset[str] = frozenset()
         try:
-            info.update(build_probed(model, source.parent, variant, out / GRAPH_FILE))
+            if variant == "fp16-fused":  # calibrated like fp16 (:mod:`.fused_calibrate`)
+                calibration = calibrate_fused(model, source.parent, read_layout(model),
+                                              _calibration_feeds(paths))
+                keep, info["fp16_report"] = calibration.names, calibration.summary()
+            info.update(build_probed(model, source.parent, variant, out / GRAPH_FILE, keep))
         except LayoutNotFound as err:
             raise NotPreparable(f"{source}: {err}; the fused variant cannot be built") from err
         info["weights"] = "own"
@@ -292,17 +299,22 @@ def _convert_fp16(paths: ModelPaths | Path, model: onnx.ModelProto, target: Path
     """The calibrated mixed-precision pass (:mod:`.fp16_calibrate`, the fp16 helper's),
     calibrated on realistic backbone inputs (:mod:`.calibration_prompts`)."""
     try:
-        from wyoming_omnivoice.engine.offline.calibration_prompts import calibration_feeds
         from wyoming_omnivoice.engine.offline.fp16_calibrate import DEFAULT_MARGIN, convert_to_fp16
     except ImportError as err:  # pragma: no cover - both ship with the package
         raise ModelError("This build cannot prepare the fp16 backbone (its calibrated "
                          "converter is missing). Use --precision fp32.") from err
-    model_paths = paths if isinstance(paths, ModelPaths) else \
-        ModelPaths.from_dir(source_of(paths).parent)
-    feeds = calibration_feeds(model_paths.embeddings, model_paths.tokenizer)
-    converted, report = convert_to_fp16(model, feeds, margin=DEFAULT_MARGIN)
+    converted, report = convert_to_fp16(model, _calibration_feeds(paths), margin=DEFAULT_MARGIN)
     save_with_own_data(converted, target)
     return {"fp16_report": report.summary()}
+
+
+def _calibration_feeds(paths: ModelPaths | Path) -> list[dict[str, Any]]:
+    """Realistic backbone inputs of the model (:mod:`.calibration_prompts`)."""
+    from wyoming_omnivoice.engine.offline.calibration_prompts import calibration_feeds
+
+    model_paths = paths if isinstance(paths, ModelPaths) else \
+        ModelPaths.from_dir(source_of(paths).parent)
+    return calibration_feeds(model_paths.embeddings, model_paths.tokenizer)
 
 
 def save_with_own_data(model: onnx.ModelProto, target: Path) -> None:

@@ -64,9 +64,9 @@ class GraphSet:
     #: With the text table kept on the host (:mod:`.target_embeddings`): the device
     #: session of the target positions; ``embeddings`` then runs on the CPU provider.
     target_embeddings: Graph | None = None
-    #: Scoring + selection sessions of the device step loop by (guided, noisy), built on
-    #: first use (:func:`.device_selection.selection_session`).
-    selections: dict[tuple[bool, bool], Graph] = field(default_factory=dict, repr=False)
+    #: The step sessions of the device step loop by (guided, noisy), built on first use
+    #: (:func:`.decoding.device_selection.step_session`: a ``StepSession``).
+    selections: dict[tuple[bool, bool], Any] = field(default_factory=dict, repr=False)
 
     @property
     def _device_graphs(self) -> tuple[Graph, ...]:

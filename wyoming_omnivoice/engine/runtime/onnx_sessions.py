@@ -81,15 +81,6 @@ def cuda_provider_options(*, allow_tf32: bool = False) -> dict[str, str]:
     }
 
 
-def shrinking_gpu_run_options() -> Any:
-    """CUDA runs that hand their arena's unused chunks back when they end: for sessions
-    whose working memory follows the reply's length (the vocoder: a long reply's
-    activations would otherwise stay reserved for the life of the server)."""
-    options = import_onnxruntime().RunOptions()
-    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "gpu:0")
-    return options
-
-
 def choose_providers(device: str, *, allow_tf32: bool = False) -> ProviderChoice:
     """Map the user's ``device`` to onnxruntime providers (CUDA is verified per session).
 

@@ -33,7 +33,8 @@ _LOGGER = logging.getLogger(__name__)
 
 #: Bump when a preparation changes what it writes: every prepared backbone is rebuilt.
 #: 3: int8 weights in 7 bits (``reduce_range``), the same codes on every x86 host.
-PREPARE_VERSION = 3
+#: 4: fp16-fused calibrated (products near fp16's limit kept float32).
+PREPARE_VERSION = 4
 PREPARED_DIR = "prepared"
 #: Bytes of the weights file read from its start and its end for the fingerprint.
 _SAMPLE_BYTES = 1 << 20
