@@ -51,6 +51,21 @@ OLD_SERVER_SHELL = {"cli", "config", "flags", "startup", "startup_timing", "serv
 OLD_ANCHOR_MODULES = {"server.anchor_plan", "voices.anchors", "voices.lazy_anchors",
                       "voices.anchor_maker", "voices.anchor_texts", "voices.pinned"}
 
+#: A request's trip through the engine's rooms, the same from either protocol.
+_ENGINE_TRIP: list[tuple[str, str]] = [
+    ("engine.session", "SynthesisSession.add, then step after step"),
+    ("engine.planning", "Planner: plan, chunks, each chunk's prompt"),
+    ("engine.prompt.builder", "the prompt's rows"),
+    ("engine.decoding.stepping", "Stepper: one step of every request decoding"),
+    ("engine.decoding.decoder", "the step's forward made ready"),
+    ("engine.forward.layouts", "the batch's rows (IO binding on CUDA)"),
+    ("engine.runtime.onnx_sessions", "embeddings, backbone, scoring run"),
+    ("engine.decoding.selection", "the cells unmasked"),
+    ("engine.rendering", "its last step done: codes to audio"),
+    ("engine.audio.vocoder", "the vocoder"),
+    ("engine.audio.postprocess", "silence, loudness, fades"),
+]
+
 #: The trips, per layout (a layout is told by the folder the Wyoming protocol lives in):
 #: (module, what happens there), in order.
 TRIPS: dict[str, dict[str, list[tuple[str, str]]]] = {
@@ -175,17 +190,7 @@ TRIPS: dict[str, dict[str, list[tuple[str, str]]]] = {
             ("speech.worker", "submit: the one trip down"),
             ("speech.job_queue", "queued (a missing anchor built in the job first)"),
             ("speech.step_scheduler", "taken: joins the session at the next step"),
-            ("engine.session", "SynthesisSession.add, then step after step"),
-            ("engine.planning", "Planner: plan, chunks, each chunk's prompt"),
-            ("engine.prompt.builder", "the prompt's rows"),
-            ("engine.decoding.stepping", "Stepper: one step of every request decoding"),
-            ("engine.decoding.decoder", "the step's forward made ready"),
-            ("engine.forward.layouts", "the batch's rows (IO binding on CUDA)"),
-            ("engine.runtime.onnx_sessions", "embeddings, backbone, scoring run"),
-            ("engine.decoding.selection", "the cells unmasked"),
-            ("engine.rendering", "its last step done: codes to audio"),
-            ("engine.audio.vocoder", "the vocoder"),
-            ("engine.audio.postprocess", "silence, loudness, fades"),
+            *_ENGINE_TRIP,
             ("wyoming_protocol.output", "audio-start/-chunk/-stop in order"),
             ("speech.pcm", "float32 -> 16-bit PCM"),
             ("wyoming_protocol.gap_guard", "silence while a piece decodes"),
@@ -207,17 +212,7 @@ TRIPS: dict[str, dict[str, list[tuple[str, str]]]] = {
             ("speech.worker", "submit: the one trip down"),
             ("speech.job_queue", "queued"),
             ("speech.step_scheduler", "taken: joins the session at the next step"),
-            ("engine.session", "SynthesisSession.add, then step after step"),
-            ("engine.planning", "Planner: plan, chunks, each chunk's prompt"),
-            ("engine.prompt.builder", "the prompt's rows"),
-            ("engine.decoding.stepping", "Stepper: one step of every request decoding"),
-            ("engine.decoding.decoder", "the step's forward made ready"),
-            ("engine.forward.layouts", "the batch's rows (IO binding on CUDA)"),
-            ("engine.runtime.onnx_sessions", "embeddings, backbone, scoring run"),
-            ("engine.decoding.selection", "the cells unmasked"),
-            ("engine.rendering", "its last step done: codes to audio"),
-            ("engine.audio.vocoder", "the vocoder"),
-            ("engine.audio.postprocess", "silence, loudness, fades"),
+            *_ENGINE_TRIP,
             ("web.speech", "the pieces' audio joined"),
             ("web.audio_files", "WAV/FLAC/PCM"),
         ],

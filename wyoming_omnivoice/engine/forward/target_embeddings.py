@@ -84,20 +84,8 @@ def target_embedding_model(embeddings: Path) -> bytes:
     import onnx
     from onnx import helper, numpy_helper
 
-    try:
-        model = onnx.load(str(embeddings))
-    except Exception as err:
-        raise ModelError(f"Could not read {embeddings}: {err}") from err
+    model = audio_rows_model(embeddings)
     graph = model.graph
-    table = find_text_table(graph)
-    outputs = [o.name for o in graph.output]
-    if table is None or outputs != [OUTPUT]:
-        raise ModelError(f"{embeddings} has no text table (the table gathered from "
-                         f"input_ids[:, 0, :]) or no single {OUTPUT} output: the text "
-                         "table cannot be kept off the device")
-    cut = numpy_helper.to_array(table)[:AUDIO_IDS]
-    graph.initializer.remove(table)
-    graph.initializer.append(numpy_helper.from_array(np.ascontiguousarray(cut), table.name))
     elem = graph.output[0].type.tensor_type.elem_type
     for node in graph.node:  # the published output becomes the rows' embeddings
         node.output[:] = ["target_rows_3d" if n == OUTPUT else n for n in node.output]
@@ -106,12 +94,7 @@ def target_embedding_model(embeddings: Path) -> bytes:
         helper.make_node("ScatterND", [BASE, TARGET_INDEX, "target_rows"], [OUTPUT]),
     ])
     graph.initializer.append(numpy_helper.from_array(np.array([0], np.int64), "target_axis0"))
-    names = {i.name for i in graph.input}
-    ids_in = next(i for i in graph.input if i.name == "input_ids")
-    mask_in = next(i for i in graph.input if i.name == "audio_mask")
-    if names != {"input_ids", "audio_mask"}:
-        raise ModelError(f"{embeddings} has inputs {sorted(names)}, not input_ids and "
-                         "audio_mask")
+    ids_in, mask_in = graph.input  # input_ids, audio_mask (audio_rows_model's order)
     ids_in.name, mask_in.name = TARGET_IDS, TARGET_MASK
     for node in graph.node:
         node.input[:] = [{"input_ids": TARGET_IDS, "audio_mask": TARGET_MASK}.get(n, n)
