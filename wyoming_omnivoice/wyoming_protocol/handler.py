@@ -9,26 +9,14 @@ reading while its audio is made (a client that goes away is noticed at once and 
 pending work is cancelled), sentence N+1 is decoded while sentence N is being sent, and
 answers keep the order of requests.
 
-Protocol choices (see docs/home-assistant.md):
-
-- Every one-shot ``synthesize`` ends with ``audio-stop`` and every stream with
-  ``synthesize-stopped``, whatever happened; an ``error`` event may come first (clients that
-  ignore ``error`` events must not hang). A one-shot request that fails before any audio
-  gets ``error``, then an empty ``audio-start``/``audio-stop``.
-- Voices (:meth:`.catalog.VoiceCatalog.route`): no voice: the default voice. An unknown voice
-  name is spoken with the best voice for the request's language (its language if given,
-  else the default voice's), with a warning in the log. A voice given only by language: the
-  default voice if it speaks it, else the first voice that does.
-- Empty or whitespace-only text (also after markdown/emoji cleanup): an audio cycle with
-  20 ms of silence (one-shot; a stream then ``synthesize-stopped``).
-- ``text_format: ssml`` is not interpreted: tags are removed and the text spoken; other
-  formats than ``text``/``ssml`` get an ``unsupported-text-format`` error. A voice
-  ``speaker`` is ignored (OmniVoice voices have none).
-- While the server drains for SIGTERM/SIGINT, new requests get a ``shutting-down`` error;
-  a request still unfinished when the drain ends gets that error and its end event
-  (:meth:`OmniVoiceEventHandler.cut_off`) before the server closes the connection.
-- Hostile clients: see :mod:`.connection` (frames, timeouts, connection cap) and
-  :mod:`.output` (a client that sends requests without reading is closed).
+Protocol choices (docs/home-assistant.md says each in full): every one-shot ends with
+``audio-stop`` and every stream with ``synthesize-stopped``, whatever happened, an ``error``
+event perhaps first (a one-shot failing before any audio: ``error``, then an empty audio
+cycle); voices are routed by :meth:`.catalog.VoiceCatalog.route`; blank text gets 20 ms of
+silence; SSML tags are removed, other formats refused; while the server drains, new
+requests get ``shutting-down`` and unfinished ones that error and their end
+(:meth:`OmniVoiceEventHandler.cut_off`). Hostile clients: :mod:`.connection` (frames,
+timeouts, the connection cap) and :mod:`.output` (a client that never reads is closed).
 """
 
 from __future__ import annotations
@@ -291,14 +279,11 @@ class OmniVoiceEventHandler(Connection):
                 return
             pieces = await speech.add_text(chunk.text)
         except RequestError as err:
-            request.fail()
-            self._reply(error_event(err))
+            self._fail_stream(request, err)
             return
         if self.closed or not request.active:
             return
-        for piece in pieces:
-            self._queue(request, piece, opens=piece.starts_sentence,
-                        closes=piece.ends_sentence, ends_request=False)
+        self._queue_sentences(request, pieces)
 
     async def _on_stream_stop(self) -> None:
         stream = self._stream
@@ -311,14 +296,9 @@ class OmniVoiceEventHandler(Connection):
         speech = request.speech
         if request.active and speech is not None:
             try:
-                pieces = speech.finish_text()
+                self._queue_sentences(request, speech.finish_text())
             except RequestError as err:  # half a character left at the end
-                request.fail()
-                self._reply(error_event(err))
-                pieces = []
-            for piece in pieces:
-                self._queue(request, piece, opens=piece.starts_sentence,
-                        closes=piece.ends_sentence, ends_request=False)
+                self._fail_stream(request, err)
             if request.active and not speech.spoke:
                 # Nothing to say (blank text): a silent audio cycle all the same, as for a
                 # one-shot; Home Assistant builds its WAV from audio-start (else: no file).
@@ -362,6 +342,17 @@ class OmniVoiceEventHandler(Connection):
         self._output.put(Piece(request=request, text=piece.text, task=piece.task,
                                opens=opens, closes=closes, ends_request=ends_request,
                                source=piece))
+
+    def _queue_sentences(self, request: Request, pieces: list[AudioPiece]) -> None:
+        """A stream's pieces: each sentence its own audio cycle; the request ends at the stop."""
+        for piece in pieces:
+            self._queue(request, piece, opens=piece.starts_sentence,
+                        closes=piece.ends_sentence, ends_request=False)
+
+    def _fail_stream(self, request: Request, err: RequestError) -> None:
+        """A stream's text refused: the error now, nothing more spoken, the end at its stop."""
+        request.fail()
+        self._reply(error_event(err))
 
     # ---- replies, refusals and the end of a connection -------------------------------
 
