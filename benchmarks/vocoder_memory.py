@@ -31,10 +31,9 @@ from wyoming_omnivoice.engine.audio.vocoder import (
     FRAME_BUDGET,
     Vocoder,
     VocoderStats,
-    _row_bucket,
     frame_bucket,
+    row_bucket,
 )
-from wyoming_omnivoice.engine.constants import NUM_CODEBOOKS
 from wyoming_omnivoice.engine.runtime.onnx_sessions import (
     Graph,
     choose_providers,
@@ -64,19 +63,8 @@ class PerBucket(Vocoder):
                 pairs *= 2
             for first in range(0, len(members), pairs):
                 chunk = members[first:first + pairs]
-                rows = _row_bucket(2 * len(chunk))
-                grid = np.zeros((NUM_CODEBOOKS, rows, frames), dtype=np.int64)
-                for k, i in enumerate(chunk):
-                    length = items[i].shape[1]
-                    grid[:, 2 * k, :length] = items[i]
-                    grid[:, 2 * k + 1, frames - length:] = items[i]
-                stats.calls.append((rows, frames))
-                out = self.run(grid)
-                hop = out.shape[1] // frames
-                for k, i in enumerate(chunk):
-                    cut = (items[i].shape[1] - reach) * hop
-                    waves[i] = np.concatenate([out[2 * k, :cut],
-                                               out[2 * k + 1, (frames - reach) * hop:]])
+                self.decode_stitched(items, chunk, row_bucket(2 * len(chunk)), frames,
+                                     waves, stats)
         return [w for w in waves if w is not None]
 
 

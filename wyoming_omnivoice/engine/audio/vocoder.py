@@ -81,7 +81,7 @@ def frame_bucket(frames: int) -> int:
     return -(-frames // _BEYOND) * _BEYOND
 
 
-def _row_bucket(rows: int) -> int:
+def row_bucket(rows: int) -> int:
     size = 1
     while size < rows:
         size *= 2
@@ -251,22 +251,30 @@ class Vocoder:
         pairs = 1  # items per call: two rows each, within the frame budget
         while pairs < len(split) and 4 * pairs * frames <= FRAME_BUDGET:
             pairs *= 2
-        rows = _row_bucket(2 * pairs)
         for first in range(0, len(split), pairs):
-            chunk = split[first:first + pairs]
-            grid = np.zeros((NUM_CODEBOOKS, rows, frames), dtype=np.int64)
-            for k, i in enumerate(chunk):
-                length = items[i].shape[1]
-                grid[:, 2 * k, :length] = items[i]  # head: padded on the right
-                grid[:, 2 * k + 1, frames - length:] = items[i]  # tail: on the left
-            stats.calls.append((rows, frames))
-            out = self.run(grid)
-            hop = out.shape[1] // frames
-            for k, i in enumerate(chunk):
-                cut = (items[i].shape[1] - reach) * hop
-                waves[i] = np.concatenate([out[2 * k, :cut],
-                                           out[2 * k + 1, (frames - reach) * hop:]])
+            self.decode_stitched(items, split[first:first + pairs], row_bucket(2 * pairs),
+                                 frames, waves, stats)
         return [w for w in waves if w is not None]
+
+    def decode_stitched(self, items: Sequence[np.ndarray], chunk: Sequence[int], rows: int,
+                        frames: int, waves: list[np.ndarray | None],
+                        stats: VocoderStats) -> None:
+        """One call of shape ``(rows, frames)``: each item of ``chunk`` as a head row
+        (padded on the right) and a tail row (padded on the left), joined at the receptive
+        radius into ``waves``."""
+        reach = self.reach
+        grid = np.zeros((NUM_CODEBOOKS, rows, frames), dtype=np.int64)
+        for k, i in enumerate(chunk):
+            length = items[i].shape[1]
+            grid[:, 2 * k, :length] = items[i]
+            grid[:, 2 * k + 1, frames - length:] = items[i]
+        stats.calls.append((rows, frames))
+        out = self.run(grid)
+        hop = out.shape[1] // frames
+        for k, i in enumerate(chunk):
+            cut = (items[i].shape[1] - reach) * hop
+            waves[i] = np.concatenate([out[2 * k, :cut],
+                                       out[2 * k + 1, (frames - reach) * hop:]])
 
 
 def _first_line(err: BaseException) -> str:
