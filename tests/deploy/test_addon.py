@@ -83,8 +83,16 @@ def test_config_names_the_published_image(config: dict[str, Any]) -> None:
     assert images.addon == f"ghcr.io/{images.owner}/amd64-addon-{config['slug']}"
 
 
-def test_translations_cover_every_option_and_port(config: dict[str, Any]) -> None:
-    translations = _load("translations/en.yaml")
+TRANSLATIONS = sorted(p.name for p in (ADDON / "translations").glob("*.yaml"))
+
+
+def test_the_store_finds_english_and_the_households_largest_languages() -> None:
+    assert {"en.yaml", "de.yaml", "fr.yaml", "es.yaml", "nl.yaml", "it.yaml"} <= set(TRANSLATIONS)
+
+
+@pytest.mark.parametrize("name", TRANSLATIONS)
+def test_translations_cover_every_option_and_port(config: dict[str, Any], name: str) -> None:
+    translations = _load(f"translations/{name}")
     assert schema.translation_problems(translations) == []
     assert set(translations["configuration"]) == set(config["schema"])
     for key, entry in translations["configuration"].items():
