@@ -22,7 +22,7 @@ OPTIONS = {
 
 def items_of(engine: Engine, requests: list[SynthesisRequest],
              options: DecodeOptions) -> list[DecodeItem]:
-    plans = [engine._plan(r) for r in requests]
+    plans = [engine.planner.plan(r) for r in requests]
     return [DecodeItem(prompt=engine.prompts.build(
         p.text, num_target=p.num_frames, language=p.language, instruct=p.instruct,
         ref_text=p.ref_text, ref_codes=p.ref_codes, denoise=options.denoise), rng=p.rng)

@@ -64,7 +64,7 @@ def test_golden_set_covers_the_issue_cases() -> None:
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_prompt_matches_upstream(engine: Engine, case: dict[str, Any]) -> None:
     inputs = case["inputs"]
-    plan = engine._plan(engine_request(inputs))
+    plan = engine.planner.plan(engine_request(inputs))
     assert plan.language == case["resolved_language"]
     assert plan.instruct == case["normalized_instruct"]
     assert plan.num_frames == case["num_frames"]
@@ -110,7 +110,7 @@ def test_minimum_canvas_leaves_normal_lengths_alone() -> None:
     assert default.min_canvas_frames == MIN_CANVAS_FRAMES == 40
     seen_short = seen_normal = False
     for case in CASES:
-        plan = default._plan(engine_request(case["inputs"]))
+        plan = default.planner.plan(engine_request(case["inputs"]))
         expected = max(case["num_frames"], MIN_CANVAS_FRAMES)
         assert plan.num_frames == expected, case_id(case)
         seen_short |= case["num_frames"] < MIN_CANVAS_FRAMES

@@ -186,7 +186,7 @@ async def test_cancelled_request_leaves_at_the_next_step(make_worker, watch: Wat
                                                          engine: Engine) -> None:
     worker = make_worker()
     watch.gate(3)
-    with worker._cond:  # both queued before the worker looks
+    with worker.queue.changed:  # both queued before the worker looks
         kept = worker.submit(req("This one is kept.", 5, 48))
         doomed = worker.submit(req("This one is cancelled.", 6, 49))
     await watch.meanwhile(3)
@@ -215,7 +215,7 @@ async def test_an_engine_error_fails_only_its_request(make_worker, engine: Engin
         return Failing()
 
     monkeypatch.setattr(engine.decoder, "_step", step)
-    with worker._cond:  # one batch of three
+    with worker.queue.changed:  # one batch of three
         jobs = [worker.submit(req("Fine.", 7, 46)), worker.submit(req("Broken.", 8, 44)),
                 worker.submit(req("Also fine.", 9, 47))]
     results = await asyncio.gather(*(j.future for j in jobs), return_exceptions=True)

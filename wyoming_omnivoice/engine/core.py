@@ -241,11 +241,6 @@ class Engine:
         """Timing of the last decode (for benchmarks)."""
         return self.decoder.last_stats
 
-    # -- planning ----------------------------------------------------------------------
-    def _plan(self, request: SynthesisRequest, rng: np.random.Generator | None = None) -> Plan:
-        """``request``'s plan (:meth:`.planning.Planner.plan`; tests read plans here)."""
-        return self.planner.plan(request, rng)
-
     def _decode(self, plans: Sequence[Plan], options: DecodeOptions) -> list[np.ndarray]:
         items = [DecodeItem(prompt=self.planner.prompt(plan, options.denoise), rng=plan.rng)
                  for plan in plans]

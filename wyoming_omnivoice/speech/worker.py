@@ -125,7 +125,6 @@ class InferenceWorker:
         self.queue = JobQueue(max_queued=max_queued, max_batch=max_batch,
                               batch_window_s=self.batch_window_s,
                               in_flight=in_flight or (lambda: 0))
-        self._cond = self.queue.changed
         self._scheduler: Scheduler | None = None
         self._dead: BaseException | None = None
         self._thread: threading.Thread | None = None
