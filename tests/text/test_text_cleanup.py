@@ -25,6 +25,11 @@ from wyoming_omnivoice.text.prepare import prepare_sentence
         ("Link <https://example.com> here.", "Link here."),
         ("Done ✅ and sunny ☀️ today 🙂👍🏽.", "Done and sunny today."),
         ("Family 👨‍👩‍👧 photo.", "Family photo."),
+        ("Love ❤️‍🔥 and 🏳️‍🌈 flags.", "Love and flags."),
+        # a zero-width joiner inside a word is spelling: Sinhala ශ්‍රී, Devanagari र्‍य,
+        # Bengali র‍্য, Malayalam ൻ‍
+        ("ශ්\u200dරී ලංකාව.", "ශ්\u200dරී ලංකාව."),
+        ("र्\u200dय and র\u200d্য and ന്\u200d.", "र्\u200dय and র\u200d্য and ന്\u200d."),
         ("Line<br>break", "Line break"),
         ("I laughed [laughter] a lot [sigh].", "I laughed [laughter] a lot [sigh]."),
         ("Say [B EY1 S] and ZHE2.", "Say [B EY1 S] and ZHE2."),

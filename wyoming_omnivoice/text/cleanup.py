@@ -46,7 +46,10 @@ _SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([,.;:!?。，！？；：])")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 
 #: Characters that are part of emoji sequences without being symbols themselves.
-_EMOJI_JOINERS = {"\u200d", "\ufe0f", "\ufe0e", "\u20e3"}
+_EMOJI_JOINERS = {"\ufe0f", "\ufe0e", "\u20e3"}
+#: The zero-width joiner joins emoji (👨‍👩‍👧) but is also spelling: Sinhala ශ්‍රී, Devanagari's
+#: eyelash ra, Bengali's ya-phala, Malayalam's chillu. It goes only beside an emoji.
+_ZWJ = "\u200d"
 
 
 def _is_emoji(char: str) -> bool:
@@ -65,8 +68,18 @@ def _is_emoji(char: str) -> bool:
 
 
 def strip_emoji(text: str) -> str:
-    """Remove emoji (with their joiners, variation selectors and skin-tone modifiers)."""
-    return "".join(" " if _is_emoji(char) else char for char in text)
+    """Remove emoji (with their joiners, variation selectors and skin-tone modifiers). A
+    zero-width joiner between two letters is spelling and stays."""
+    out = []
+    last = len(text) - 1
+    for i, char in enumerate(text):
+        if char == _ZWJ:
+            beside_emoji = (i > 0 and _is_emoji(text[i - 1])) or (
+                i < last and _is_emoji(text[i + 1]))
+            out.append(" " if beside_emoji else char)
+        else:
+            out.append(" " if _is_emoji(char) else char)
+    return "".join(out)
 
 
 def strip_markdown(text: str) -> str:
